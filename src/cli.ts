@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig, type Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { startServer } from './server.js';
+import { issueApiKey } from './services/apiKeys.js';
+import { listApiKeys, revokeApiKey } from './stores/postgres/apiKeys.js';
+import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
+import { createPool, type Pool } from './stores/postgres/pool.js';
+import { usageReport } from './stores/postgres/usage.js';
+import { formatTable } from './table.js';
+import { connectRedis } from './stores/redis/client.js';
+import { ResponseCache } from './stores/redis/responseCache.js';
+import { bookCrossing } from '../loader/import/bookCrossing.js';
+import { goodbooks } from '../loader/import/goodbooks.js';
+import { importCatalogue, type CatalogueSource } from '../loader/import/importer.js';
+import { formatImportReport } from '../loader/import/report.js';
+
+/** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
+
+const config: Config = loadConfig();
+const log: Logger = createLogger(config.logLevel);
+
+/** Opens a migrated database for one command and closes it afterwards. */
+async function withDatabase<T>(work: (db: Pool) => Promise<T>): Promise<T> {
+  await ensureDatabase(config.databaseUrl);
+  const db = createPool(config.databaseUrl, 4);
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * The response cache, for commands that change records and must drop their cached answers. Without
+ * Redis the command still runs (warned): cached answers then expire on their own within 24 hours.
+ */
+async function withCache<T>(work: (cache: ResponseCache | null) => Promise<T>): Promise<T> {
+  const redis = await connectRedis(config.redisUrl).catch((error: unknown) => {
+    log.warn({ err: error }, 'Redis unreachable: cached answers of changed records will not be dropped');
+    return null;
+  });
+  try {
+    return await work(redis ? new ResponseCache(redis, config.redisPrefix) : null);
+  } finally {
+    await redis?.quit().catch(() => undefined);
+  }
+}
+
+function date(text: string): Date {
+  const value = new Date(text);
+  if (Number.isNaN(value.getTime())) throw new InvalidArgumentError(`not a date: ${text}`);
+  return value;
+}
+
+const program = new Command('bookmeta').description('Book metadata service: API server and operator commands').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('run the API server (migrates first); stops gracefully on SIGTERM or SIGINT')
+  .action(async () => {
+    const server = await startServer(config, log);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        server.stop().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            log.error({ err: error }, 'unclean stop');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  });
+
+program
+  .command('migrate')
+  .description('create the database if needed and apply pending migrations')
+  .action(() =>
+    withDatabase(async () => {
+      console.log('database is up to date');
+    }),
+  );
+
+const keys = program.command('keys').description('issue, list and revoke API keys');
+keys
+  .command('create')
+  .description('issue a key; it is printed once, alone on the last line')
+  .requiredOption('--name <name>', 'who or what the key is for')
+  .action(({ name }: { name: string }) =>
+    withDatabase(async (db) => {
+      const { kid, key } = await issueApiKey(db, name);
+      console.log(`created key ${kid} for "${name}"; store it now, it cannot be shown again:`);
+      console.log(key);
+    }),
+  );
+keys
+  .command('list')
+  .description('show kid, name, created and revoked of every key')
+  .action(() =>
+    withDatabase(async (db) => {
+      const rows = await listApiKeys(db);
+      console.log(
+        formatTable(
+          ['kid', 'name', 'created', 'revoked'],
+          rows.map((row) => [row.kid, row.name, row.createdAt.toISOString(), row.revokedAt?.toISOString() ?? '']),
+        ),
+      );
+    }),
+  );
+keys
+  .command('revoke')
+  .description('revoke a key; running servers refuse it within 5 seconds')
+  .argument('<kid>', 'the key id (the part after svc_live_)')
+  .action((kid: string) =>
+    withDatabase(async (db) => {
+      if (!(await revokeApiKey(db, kid))) {
+        console.error(`no key with kid ${kid}`);
+        process.exitCode = 1;
+        return;
+      }
+      console.log(`revoked ${kid}`);
+    }),
+  );
+
+const importCommand = program.command('import').description('load catalogue data from files');
+const sources: Record<string, CatalogueSource> = { goodbooks, 'book-crossing': bookCrossing };
+for (const [name, source] of Object.entries(sources)) {
+  importCommand
+    .command(name)
+    .description(`import a ${name} books CSV (streamed, idempotent; bad rows are reported, never fatal)`)
+    .argument('<file>', 'path of the CSV file')
+    .action((file: string) =>
+      withDatabase((db) =>
+        withCache(async (cache) => {
+          const report = await importCatalogue(source, file, { db, cache, log }, (progress) => {
+            process.stderr.write(`\r${name}: ${progress.imported} rows imported`);
+          });
+          process.stderr.write('\n');
+          console.log(formatImportReport(report));
+        }),
+      ),
+    );
+}
+
+program
+  .command('usage')
+  .description('calls per key per day and route')
+  .option('--kid <kid>', 'only this key')
+  .option('--since <date>', 'from this date or time (inclusive)', date)
+  .option('--until <date>', 'up to this date or time (exclusive)', date)
+  .option('--json', 'print JSON instead of a table')
+  .action((options: { kid?: string; since?: Date; until?: Date; json?: boolean }) =>
+    withDatabase(async (db) => {
+      const lines = await usageReport(db, options);
+      if (options.json) {
+        console.log(JSON.stringify(lines, null, 2));
+        return;
+      }
+      console.log(formatTable(['day', 'kid', 'route', 'calls', 'errors'], lines.map((line) => [line.day, line.kid, line.route, String(line.calls), String(line.errors)])));
+    }),
+  );
+
+program.parseAsync().catch((error: unknown) => {
+  console.error(`bookmeta: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,49 @@
+/** Every setting comes from the environment; the defaults suit a developer machine. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prepended to every Redis key, so several deployments (or test files) can share one server. */
+  redisPrefix: string;
+  elasticsearchUrl: string;
+  /** Prepended to every Elasticsearch index and alias name. */
+  indexPrefix: string;
+  rateLimitMax: number;
+  rateLimitWindowS: number;
+  /** Lifetime of the point-lookup cache (the contract says 24 hours). */
+  pointCacheTtlS: number;
+  /** Lifetime of the short cache used by search, match, recommend and changes. */
+  shortCacheTtlS: number;
+  meteringEnabled: boolean;
+  /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */
+  meteringBufferMax: number;
+  logLevel: string;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 8080),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta',
+    redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    redisPrefix: env.REDIS_PREFIX ?? 'bookmeta:',
+    elasticsearchUrl: env.ELASTICSEARCH_URL || 'http://127.0.0.1:9200',
+    indexPrefix: env.INDEX_PREFIX ?? 'bookmeta-',
+    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 120),
+    rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60),
+    pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),
+    shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
+    meteringEnabled: env.METERING !== 'off',
+    meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,52 @@
+import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
+
+/** API keys look like `svc_live_<kid>_<secret>`: the kid names the key, the secret proves it. */
+
+const PREFIX = 'svc_live_';
+const KEY_SHAPE = /^svc_live_([0-9a-z]{8,32})_([0-9A-Za-z]{32,128})$/;
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export interface ParsedKey {
+  kid: string;
+  secret: string;
+}
+
+export function parseApiKey(text: string): ParsedKey | null {
+  const match = KEY_SHAPE.exec(text);
+  return match ? { kid: match[1]!, secret: match[2]! } : null;
+}
+
+function randomText(length: number): string {
+  let text = '';
+  for (const byte of randomBytes(length)) text += ALPHABET[byte & 31];
+  return text;
+}
+
+/** A new key: a 60-bit kid and a 260-bit secret (52 base32 characters). */
+export function generateApiKey(): ParsedKey & { key: string } {
+  const kid = randomText(12);
+  const secret = randomText(52);
+  return { kid, secret, key: `${PREFIX}${kid}_${secret}` };
+}
+
+const scrypt = (password: BinaryLike, salt: BinaryLike, length: number, options: ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCallback(password, salt, length, options, (error, derived) => (error ? reject(error) : resolve(derived))),
+  );
+
+const COST = { N: 16_384, r: 8, p: 1 };
+
+/** The stored form of a secret: `scrypt$N$r$p$salt$hash`, salt and hash in base64. */
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(secret, salt, 32, COST);
+  return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
+}
+
+export async function secretMatches(secret: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scrypt(secret, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+  return timingSafeEqual(actual, expected);
+}

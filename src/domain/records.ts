@@ -1,0 +1,69 @@
+/** The JSON records the API returns (snake_case; unknown fields are null, never missing). */
+
+export interface AuthorRef {
+  id: string;
+  name: string;
+}
+
+export interface BookRecord {
+  id: string;
+  work_id: string;
+  isbn_13: string | null;
+  isbn_10: string | null;
+  title: string;
+  subtitle: string | null;
+  series: string | null;
+  series_number: string | null;
+  authors: AuthorRef[];
+  publisher: string | null;
+  year: number | null;
+  language: string | null;
+  pages: number | null;
+  cover_url: string | null;
+  ratings_count: number;
+  average_rating: number | null;
+  updated_at: string;
+}
+
+/** An edition as listed inside its work. */
+export interface EditionSummary {
+  id: string;
+  isbn_13: string | null;
+  title: string;
+  publisher: string | null;
+  year: number | null;
+  language: string | null;
+}
+
+export interface WorkRecord {
+  id: string;
+  title: string;
+  original_year: number | null;
+  authors: AuthorRef[];
+  edition_count: number;
+  /** The most popular editions first, at most WORK_EDITIONS_SHOWN of them. */
+  editions: EditionSummary[];
+  updated_at: string;
+}
+
+export interface WorkSummary {
+  id: string;
+  title: string;
+  original_year: number | null;
+}
+
+export interface AuthorRecord {
+  id: string;
+  name: string;
+  alternate_names: string[];
+  work_count: number;
+  /** The most popular works first, at most AUTHOR_WORKS_SHOWN of them. */
+  works: WorkSummary[];
+  updated_at: string;
+}
+
+export const WORK_EDITIONS_SHOWN = 100;
+export const AUTHOR_WORKS_SHOWN = 100;
+
+/** A point lookup finds a live record, finds that the id was merged into another, or finds nothing. */
+export type Lookup<T> = { found: T } | { mergedInto: string } | null;

@@ -1,0 +1,37 @@
+// Text normalization shared by title and author keys, so both fold text the same way.
+
+// Letters that are not a base letter plus a combining mark, so NFKD leaves them whole.
+const LETTERS_WITHOUT_DECOMPOSITION: Readonly<Record<string, string>> = {
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  ø: 'o',
+  đ: 'd',
+  ð: 'd',
+  þ: 'th',
+  ł: 'l',
+  ı: 'i',
+  ħ: 'h',
+};
+const LETTER_WITHOUT_DECOMPOSITION = new RegExp(`[${Object.keys(LETTERS_WITHOUT_DECOMPOSITION).join('')}]`, 'gu');
+const COMBINING_MARK = /\p{M}/gu;
+
+/** Lower case with diacritics folded away: "Brontë" → "bronte", "Straße" → "strasse", "Møller" → "moller". */
+export function foldText(s: string): string {
+  return s
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(COMBINING_MARK, '')
+    .replace(LETTER_WITHOUT_DECOMPOSITION, (letter) => LETTERS_WITHOUT_DECOMPOSITION[letter] ?? letter);
+}
+
+/** How many diacritics the text carries: combining marks plus letters such as ß or ø. */
+export function countDiacritics(s: string): number {
+  const decomposed = s.toLowerCase().normalize('NFKD');
+  return (decomposed.match(COMBINING_MARK)?.length ?? 0) + (decomposed.match(LETTER_WITHOUT_DECOMPOSITION)?.length ?? 0);
+}
+
+/** Runs of whitespace become one space; the ends are trimmed. */
+export function collapseWhitespace(s: string): string {
+  return s.replace(/\s+/gu, ' ').trim();
+}

@@ -1,0 +1,45 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import compose from 'koa-compose';
+import type { Services } from '../services/context.js';
+import { accessLog } from './middleware/accessLog.js';
+import { authenticate } from './middleware/authenticate.js';
+import { renderErrors } from './middleware/errors.js';
+import { meter } from './middleware/meter.js';
+import { rateLimit } from './middleware/rateLimit.js';
+import { requestId } from './middleware/requestId.js';
+import { lookupRoutes } from './routes/lookups.js';
+import { publicRoutes } from './routes/public.js';
+import type { Middleware, RequestState } from './state.js';
+
+/** Paths that need a key, are metered and draw on the rate budget. */
+const isProtected = (path: string): boolean => path === '/v1' || path.startsWith('/v1/') || path === '/mcp';
+
+/** Authentication, metering, then the rate limit, for protected paths only. */
+function guard(services: Services): Middleware {
+  const steps: Middleware[] = [authenticate(services.authenticator)];
+  if (services.meter) steps.push(meter(services.meter));
+  steps.push(rateLimit(services.rateLimiter, services.log));
+  const guarded = compose(steps);
+  return (ctx, next) => (isProtected(ctx.path) ? guarded(ctx, next) : next());
+}
+
+/** All routes the server answers; also used by the OpenAPI test to compare against the document. */
+export function createRouter(services: Services): Router<RequestState> {
+  const router = new Router<RequestState>();
+  publicRoutes(router, services);
+  lookupRoutes(router, services);
+  return router;
+}
+
+export function createApp(services: Services): Koa<RequestState> {
+  const app = new Koa<RequestState>();
+  const router = createRouter(services);
+  app.use(requestId());
+  app.use(accessLog(services.log));
+  app.use(renderErrors(services.log));
+  app.use(guard(services));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,20 @@
+import { unauthorized } from '../../errors.js';
+import type { Authenticator } from '../../services/authenticator.js';
+import type { Middleware } from '../state.js';
+
+const MESSAGES = {
+  malformed: 'API key is malformed: expected svc_live_<kid>_<secret>',
+  invalid: 'API key is not valid',
+  revoked: 'API key has been revoked',
+} as const;
+
+/** Requires `Authorization: Bearer svc_live_<kid>_<secret>` and records the kid on ctx.state. */
+export const authenticate = (authenticator: Authenticator): Middleware => async (ctx, next) => {
+  const header = ctx.get('Authorization');
+  if (!header) throw unauthorized('Authorization header is required: Bearer <API key>');
+  if (!header.startsWith('Bearer ')) throw unauthorized("Authorization header must be 'Bearer <API key>'");
+  const verdict = await authenticator.verify(header.slice('Bearer '.length));
+  if (!verdict.ok) throw unauthorized(MESSAGES[verdict.reason]);
+  ctx.state.kid = verdict.kid;
+  await next();
+};

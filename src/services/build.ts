@@ -1,0 +1,32 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { createPool } from '../stores/postgres/pool.js';
+import { connectRedis } from '../stores/redis/client.js';
+import { RateLimiter } from '../stores/redis/rateLimiter.js';
+import { ResponseCache } from '../stores/redis/responseCache.js';
+import { Authenticator } from './authenticator.js';
+import type { Services } from './context.js';
+import { Meter } from './meter.js';
+
+/** Connects every store and builds the services of one API process. */
+export async function buildServices(config: Config, log: Logger): Promise<Services> {
+  const db = createPool(config.databaseUrl, 20);
+  const redis = await connectRedis(config.redisUrl);
+  return {
+    config,
+    log,
+    db,
+    redis,
+    authenticator: new Authenticator(db),
+    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS),
+    cache: new ResponseCache(redis, config.redisPrefix),
+    meter: config.meteringEnabled ? new Meter(db, log, config.meteringBufferMax) : null,
+  };
+}
+
+/** Releases what buildServices took, writing buffered usage first. */
+export async function closeServices(services: Services): Promise<void> {
+  await services.meter?.close();
+  await services.redis.quit().catch(() => undefined);
+  await services.db.end();
+}

@@ -1,0 +1,21 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Pool } from '../stores/postgres/pool.js';
+import type { Redis } from '../stores/redis/client.js';
+import type { RateLimiter } from '../stores/redis/rateLimiter.js';
+import type { ResponseCache } from '../stores/redis/responseCache.js';
+import type { Authenticator } from './authenticator.js';
+import type { Meter } from './meter.js';
+
+/** Everything a request may use, built once per process (see server.ts) and handed to the app. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Pool;
+  redis: Redis;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  cache: ResponseCache;
+  /** Null when metering is switched off (METERING=off, for benchmarks). */
+  meter: Meter | null;
+}

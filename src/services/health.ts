@@ -1,0 +1,56 @@
+import type { MeterHealth } from './meter.js';
+import type { Services } from './context.js';
+
+export interface DependencyHealth {
+  status: 'up' | 'down';
+  latency_ms: number;
+  error?: string;
+}
+
+export interface Health {
+  status: 'ok' | 'degraded';
+  checks: Record<string, DependencyHealth>;
+  metering: MeterHealth | { enabled: false };
+}
+
+const TIMEOUT_MS = 1_000;
+
+async function probe(check: () => Promise<unknown>): Promise<DependencyHealth> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+      }),
+    ]);
+    return { status: 'up', latency_ms: Math.round((performance.now() - started) * 10) / 10 };
+  } catch (error) {
+    return {
+      status: 'down',
+      latency_ms: Math.round((performance.now() - started) * 10) / 10,
+      error: error instanceof Error ? error.message : String(error),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Asks each dependency in parallel; any one down makes the service `degraded` (503). */
+export async function checkHealth(services: Services): Promise<Health> {
+  const entries = Object.entries(dependencyChecks(services));
+  const results = await Promise.all(entries.map(([, check]) => probe(check)));
+  const checks = Object.fromEntries(entries.map(([name], index) => [name, results[index]!]));
+  const meter = services.meter?.health();
+  // Dropped usage records are reported, not made a 503: a load balancer should keep the instance.
+  const healthy = results.every((result) => result.status === 'up');
+  return { status: healthy ? 'ok' : 'degraded', checks, metering: meter ?? { enabled: false } };
+}
+
+function dependencyChecks(services: Services): Record<string, () => Promise<unknown>> {
+  return {
+    postgres: () => services.db.query('select 1'),
+    redis: () => services.redis.ping(),
+  };
+}

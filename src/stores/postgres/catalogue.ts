@@ -1,0 +1,91 @@
+import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../../domain/records.js';
+import { AUTHOR_WORKS_SHOWN, WORK_EDITIONS_SHOWN } from '../../domain/records.js';
+import type { Queryable } from './pool.js';
+
+/** Read side of the catalogue: the records the API returns, built in SQL. */
+
+// One SELECT list for every book query, so a book reads the same wherever it comes from.
+const BOOK_COLUMNS = `
+  b.id, b.work_id, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
+  coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by ba.position)
+              from book_authors ba join authors a on a.id = ba.author_id
+             where ba.book_id = b.id), '[]'::json) as authors,
+  b.publisher, b.year, b.language, b.pages, b.cover_url,
+  b.popularity as ratings_count, b.average_rating,
+  to_char(b.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at`;
+
+type BookRow = BookRecord & { merged_into: string | null };
+
+function lookup<T extends object>(row: (T & { merged_into: string | null }) | undefined): Lookup<T> {
+  if (!row) return null;
+  const { merged_into: mergedInto, ...record } = row;
+  return mergedInto ? { mergedInto } : { found: record as unknown as T };
+}
+
+export async function findBook(db: Queryable, id: string): Promise<Lookup<BookRecord>> {
+  const { rows } = await db.query<BookRow>(`select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = $1`, [id]);
+  return lookup(rows[0]);
+}
+
+export async function findBookByIsbn13(db: Queryable, isbn13: string): Promise<Lookup<BookRecord>> {
+  const { rows } = await db.query<BookRow>(`select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = $1`, [isbn13]);
+  return lookup(rows[0]);
+}
+
+/** Live books by id, in the order of `ids`; ids that are unknown or merged are left out. */
+export async function booksByIds(db: Queryable, ids: readonly string[]): Promise<BookRecord[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<BookRecord>(
+    `select ${BOOK_COLUMNS} from books b where b.id = any($1) and b.merged_into is null`,
+    [ids],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRecord>> {
+  const { rows } = await db.query<WorkRecord & { merged_into: string | null }>(
+    `select w.id, w.title, w.original_year,
+       coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
+                   from (select ba.author_id, min(ba.position) as first_position
+                           from books b join book_authors ba on ba.book_id = b.id
+                          where b.work_id = w.id and b.merged_into is null
+                          group by ba.author_id) wa
+                   join authors a on a.id = wa.author_id), '[]'::json) as authors,
+       (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null) as edition_count,
+       coalesce((select json_agg(e) from (
+                   select b.id, b.isbn_13, b.title, b.publisher, b.year, b.language
+                     from books b where b.work_id = w.id and b.merged_into is null
+                    order by b.popularity desc, b.year nulls last, b.id
+                    limit ${WORK_EDITIONS_SHOWN}) e), '[]'::json) as editions,
+       to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
+       w.merged_into
+     from works w where w.id = $1`,
+    [id],
+  );
+  return lookup(rows[0]);
+}
+
+export async function findAuthor(db: Queryable, id: string): Promise<Lookup<AuthorRecord>> {
+  const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>(
+    `select a.id, a.name,
+       coalesce((select json_agg(n.name order by n.name) from author_names n
+                  where n.author_id = a.id and n.name <> a.name), '[]'::json) as alternate_names,
+       (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
+         where ba.author_id = a.id and b.merged_into is null) as work_count,
+       coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
+                          order by pw.popularity desc, w.title)
+                   from (select b.work_id, sum(b.popularity) as popularity
+                           from book_authors ba join books b on b.id = ba.book_id
+                          where ba.author_id = a.id and b.merged_into is null
+                          group by b.work_id
+                          order by popularity desc
+                          limit ${AUTHOR_WORKS_SHOWN}) pw
+                   join works w on w.id = pw.work_id), '[]'::json) as works,
+       to_char(a.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
+       a.merged_into
+     from authors a where a.id = $1`,
+    [id],
+  );
+  return lookup(rows[0]);
+}

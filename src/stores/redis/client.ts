@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { createClient } from 'redis';
+
+export type Redis = ReturnType<typeof createClient>;
+
+export async function connectRedis(url: string): Promise<Redis> {
+  const client = createClient({
+    url,
+    // Fail fast while Redis is away instead of queueing commands without bound.
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2_000) },
+  });
+  // Errors also surface on the command that hit them; the event only has to be consumed.
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+export interface LuaScript {
+  source: string;
+  sha: string;
+}
+
+export function luaScript(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/** Runs a Lua script by its digest, sending the source only on the first call or after a server restart. */
+export async function runScript(redis: Redis, script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+  try {
+    return await redis.evalSha(script.sha, { keys, arguments: args });
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return redis.eval(script.source, { keys, arguments: args });
+  }
+}

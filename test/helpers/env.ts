@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { issueApiKey } from '../../src/services/apiKeys.js';
+import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
+import { createPool, type Pool } from '../../src/stores/postgres/pool.js';
+import { connectRedis, type Redis } from '../../src/stores/redis/client.js';
+import { ResponseCache } from '../../src/stores/redis/responseCache.js';
+
+/**
+ * One isolated world per test file: its own PostgreSQL database, Redis key prefix and
+ * Elasticsearch index prefix, so ava can run files in parallel without them ever meeting.
+ */
+export interface TestWorld {
+  name: string;
+  config: Config;
+  /** Environment for child processes (CLI, spawned servers) that must see the same world. */
+  env: NodeJS.ProcessEnv;
+  db: Pool;
+  redis: Redis;
+  cache: ResponseCache;
+  /** Drops the database and the Redis keys of this world. */
+  destroy(): Promise<void>;
+}
+
+const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<TestWorld> {
+  const name = `t${randomBytes(5).toString('hex')}`;
+  const databaseUrl = new URL(ADMIN_URL);
+  databaseUrl.pathname = `/bookmeta_${name}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl.toString(),
+    REDIS_PREFIX: `test:${name}:`,
+    INDEX_PREFIX: `test-${name}-`,
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...overrides,
+  };
+  const config = loadConfig(env);
+  await ensureDatabase(config.databaseUrl);
+  const db = createPool(config.databaseUrl, 5);
+  await migrate(db);
+  const redis = await connectRedis(config.redisUrl);
+  return {
+    name,
+    config,
+    env,
+    db,
+    redis,
+    cache: new ResponseCache(redis, config.redisPrefix),
+    async destroy() {
+      await db.end();
+      for await (const keys of redis.scanIterator({ MATCH: `${config.redisPrefix}*`, COUNT: 1000 })) {
+        if (keys.length > 0) await redis.del(keys);
+      }
+      await redis.quit();
+      const admin = new pg.Client({ connectionString: ADMIN_URL });
+      await admin.connect();
+      await admin.query(`drop database if exists ${pg.escapeIdentifier(databaseUrl.pathname.slice(1))} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** An API server inside the test process, on a free port. */
+export async function startTestServer(world: TestWorld, overrides: Partial<Config> = {}): Promise<RunningServer> {
+  return startServer({ ...world.config, ...overrides }, createLogger(world.config.logLevel));
+}
+
+export async function newKey(world: TestWorld, name = 'test'): Promise<{ kid: string; key: string; auth: { Authorization: string } }> {
+  const { kid, key } = await issueApiKey(world.db, name);
+  return { kid, key, auth: { Authorization: `Bearer ${key}` } };
+}

@@ -1,0 +1,71 @@
+import test from 'ava';
+import type { RunningServer } from '../src/server.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+
+let world: TestWorld;
+let servers: RunningServer[];
+
+test.before(async () => {
+  world = await createWorld();
+  // Two instances: the budget lives in Redis, so they must share it.
+  servers = [await startTestServer(world), await startTestServer(world)];
+});
+test.after.always(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+  await world?.destroy();
+});
+
+test('concurrent requests over two instances get exactly 120 successes per key, the rest 429', async (t) => {
+  const { auth } = await newKey(world, 'burst');
+  const responses = await Promise.all(
+    Array.from({ length: 160 }, (_, index) => fetch(`${servers[index % 2]!.url}/v1/isbn/9780439023481`, { headers: auth })),
+  );
+  const statuses = responses.map((response) => response.status);
+  t.is(statuses.filter((status) => status !== 429).length, 120);
+  t.is(statuses.filter((status) => status === 429).length, 40);
+  const limited = responses.find((response) => response.status === 429)!;
+  t.deepEqual(await limited.json(), { error: { code: 'rate_limited', message: expectedMessage(limited) } });
+  t.true(Number(limited.headers.get('retry-after')) >= 1);
+  t.is(limited.headers.get('ratelimit-limit'), '120');
+  t.is(limited.headers.get('ratelimit-remaining'), '0');
+});
+
+function expectedMessage(response: Response): string {
+  return `rate limit exceeded: 120 requests per 60 seconds; retry in ${response.headers.get('ratelimit-reset')} s`;
+}
+
+test('each /v1 answer says how much of the budget is left', async (t) => {
+  const { auth } = await newKey(world, 'headers');
+  const first = await fetch(`${servers[0]!.url}/v1/isbn/9780439023481`, { headers: auth });
+  const second = await fetch(`${servers[1]!.url}/v1/isbn/9780439023481`, { headers: auth });
+  t.is(first.headers.get('ratelimit-remaining'), '119');
+  t.is(second.headers.get('ratelimit-remaining'), '118');
+  t.is(first.headers.get('ratelimit-policy'), '120;w=60');
+  t.true(Number(first.headers.get('ratelimit-reset')) <= 60);
+});
+
+test('keys have separate budgets', async (t) => {
+  const spent = await newKey(world, 'spent');
+  const fresh = await newKey(world, 'fresh');
+  await Promise.all(Array.from({ length: 121 }, () => fetch(`${servers[0]!.url}/v1/isbn/123`, { headers: spent.auth })));
+  t.is((await fetch(`${servers[0]!.url}/v1/isbn/123`, { headers: spent.auth })).status, 429);
+  t.is((await fetch(`${servers[0]!.url}/v1/isbn/123`, { headers: fresh.auth })).status, 400);
+});
+
+test('public routes are never rate limited', async (t) => {
+  const statuses = await Promise.all(Array.from({ length: 150 }, () => fetch(`${servers[0]!.url}/health`).then((r) => r.status)));
+  t.true(statuses.every((status) => status === 200));
+});
+
+test('the window slides: a small budget refills once its oldest request is older than the window', async (t) => {
+  const quick = await startTestServer(world, { rateLimitMax: 3, rateLimitWindowS: 1 });
+  try {
+    const { auth } = await newKey(world, 'sliding');
+    const call = () => fetch(`${quick.url}/v1/isbn/123`, { headers: auth }).then((response) => response.status);
+    t.deepEqual([await call(), await call(), await call(), await call()], [400, 400, 400, 429]);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    t.is(await call(), 400);
+  } finally {
+    await quick.stop();
+  }
+});
