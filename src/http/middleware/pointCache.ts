@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { ResponseCache } from '../../stores/redis/responseCache.js';
+import type { CacheLookup, ResponseCache } from '../../stores/redis/responseCache.js';
 import type { Middleware } from '../state.js';
 
 /**
@@ -9,20 +9,20 @@ import type { Middleware } from '../state.js';
  */
 export const pointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => async (ctx, next) => {
   const key = ctx.url;
-  const cached = await cache.get(key).catch((error: unknown) => {
+  const found: CacheLookup | null = await cache.lookup(key).catch((error: unknown) => {
     log.warn({ err: error, requestId: ctx.state.requestId }, 'cache read failed');
     return null;
   });
-  if (cached !== null) {
+  if (found && 'hit' in found) {
     ctx.set('X-Cache', 'HIT');
     ctx.type = 'application/json';
-    ctx.body = cached;
+    ctx.body = found.hit;
     return;
   }
   ctx.set('X-Cache', 'MISS');
   await next();
-  if (ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
-    cache.set(key, ctx.body, ttlS, ctx.state.shows).catch((error: unknown) => {
+  if (found && ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
+    cache.store(key, ctx.body, ttlS, ctx.state.shows, found.missAt).catch((error: unknown) => {
       log.warn({ err: error, requestId: ctx.state.requestId }, 'cache write failed');
     });
   }

@@ -44,8 +44,8 @@ export interface EditionInput {
 
 /**
  * What a source is trusted for. Fields it owns overwrite what is stored (a corrected source file
- * corrects the catalogue); other fields only fill gaps. Because no two sources own the same field,
- * importing the sources again in any order changes nothing.
+ * corrects the catalogue); other fields only fill gaps; a value the source lacks never erases one.
+ * Because no two sources own the same field, importing them again in any order changes nothing.
  */
 export interface SourcePolicy {
   owns: ReadonlySet<EditionField | 'authors'>;
@@ -258,7 +258,8 @@ async function updateBook(
     if (!(field in input.fields)) continue;
     const offered = input.fields[field] ?? null;
     const stored = row[field] ?? null;
-    const wanted = policy.owns.has(field) || stored === null ? offered : stored;
+    // A null offer means the source does not know, never that the value should go.
+    const wanted = offered !== null && (policy.owns.has(field) || stored === null) ? offered : stored;
     if (wanted !== stored) changed[field] = wanted;
   }
   const { rows: currentAuthors } = await client.query<{ author_id: string }>(

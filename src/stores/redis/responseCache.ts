@@ -1,40 +1,58 @@
 import { luaScript, runScript, type Redis } from './client.js';
 
 /**
- * Cached response bodies, each remembered under the ids of the entities it shows, so that a change
- * to any of them drops every cached response that showed it (a book page, its ISBN pages in any
- * spelling, its work's page).
+ * Cached response bodies. A point-lookup answer is remembered under the ids of the entities it
+ * shows, so a change to any of them drops every cached answer that showed it (a book's page, its
+ * ISBN pages in any spelling, its work's page).
+ *
+ * One race needs care: a request reads the old row, the change commits and invalidates, then the
+ * request stores the old row for 24 hours. So a miss returns Redis' clock, every invalidation stamps
+ * its entities with Redis' clock, and an answer is stored only if none of its entities was
+ * invalidated after its read began.
  */
 
-// How long after an invalidation the entity's responses are not cached again. It closes the race in
-// which a request read the old row just before the change and would store it just after.
-const SETTLE_S = 10;
+// An invalidation stamp only has to outlive any request that read before it.
+const STAMP_TTL_S = 300;
 
+const NOW_US = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000000 + tonumber(t[2])`;
+
+const LOOKUP = luaScript(`
+local body = redis.call('GET', KEYS[1])
+if body then return {1, body} end
+${NOW_US}
+return {0, now}
+`);
+
+// KEYS: the cache key, then pairs (entity's dependency set, entity's invalidation stamp).
 const STORE = luaScript(`
-local key, body, ttl, settling = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
-for i = 2, #KEYS do
-  if redis.call('EXISTS', settling .. KEYS[i]) == 1 then return 0 end
+local body, ttl, read_at = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 3, #KEYS, 2 do
+  local stamp = redis.call('GET', KEYS[i])
+  if stamp and tonumber(stamp) >= read_at then return 0 end
 end
-redis.call('SET', key, body, 'EX', ttl)
-for i = 2, #KEYS do
-  redis.call('SADD', KEYS[i], key)
+redis.call('SET', KEYS[1], body, 'EX', ttl)
+for i = 2, #KEYS, 2 do
+  redis.call('SADD', KEYS[i], KEYS[1])
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 return 1
 `);
 
+// KEYS: pairs (entity's dependency set, entity's invalidation stamp).
 const INVALIDATE = luaScript(`
-local settling, settle = ARGV[1], tonumber(ARGV[2])
-for i = 1, #KEYS do
+${NOW_US}
+for i = 1, #KEYS, 2 do
   local members = redis.call('SMEMBERS', KEYS[i])
   for j = 1, #members, 500 do
     redis.call('DEL', unpack(members, j, math.min(j + 499, #members)))
   end
   redis.call('DEL', KEYS[i])
-  redis.call('SET', settling .. KEYS[i], '1', 'EX', settle)
+  redis.call('SET', KEYS[i + 1], now, 'EX', ${STAMP_TTL_S})
 end
-return #KEYS
+return #KEYS / 2
 `);
+
+export type CacheLookup = { hit: string } | { missAt: number };
 
 export class ResponseCache {
   constructor(
@@ -46,33 +64,36 @@ export class ResponseCache {
     return `${this.prefix}cache:${name}`;
   }
 
-  private dependencyKey(entityId: string): string {
-    return `${this.prefix}shows:${entityId}`;
+  private entityKeys(entityId: string): [string, string] {
+    return [`${this.prefix}shows:${entityId}`, `${this.prefix}changed:${entityId}`];
   }
 
+  /** The cached body, or the moment (Redis clock) of the miss, to hand back to `store`. */
+  async lookup(name: string): Promise<CacheLookup> {
+    const [hit, value] = (await runScript(this.redis, LOOKUP, [this.key(name)], [])) as [number, string | number];
+    return hit === 1 ? { hit: String(value) } : { missAt: Number(value) };
+  }
+
+  /** Stores an answer read after `missAt` that shows `shows`, unless one of them changed since. */
+  async store(name: string, body: string, ttlS: number, shows: readonly string[], missAt: number): Promise<boolean> {
+    const keys = [this.key(name), ...[...new Set(shows)].flatMap((id) => this.entityKeys(id))];
+    return (await runScript(this.redis, STORE, keys, [body, String(ttlS), String(missAt)])) === 1;
+  }
+
+  /** Drops every cached answer that shows any of these entities. */
+  async invalidate(entityIds: Iterable<string>): Promise<void> {
+    const keys = [...new Set(entityIds)].flatMap((id) => this.entityKeys(id));
+    for (let start = 0; start < keys.length; start += 2_000) {
+      await runScript(this.redis, INVALIDATE, keys.slice(start, start + 2_000), []);
+    }
+  }
+
+  /** Short-lived answers (search, match, changes) that no invalidation tracks: they simply expire. */
   get(name: string): Promise<string | null> {
     return this.redis.get(this.key(name));
   }
 
-  /** Stores a body for `ttlS` seconds; with `shows`, it is dropped when any of those entities changes. */
-  async set(name: string, body: string, ttlS: number, shows: readonly string[] = []): Promise<void> {
-    if (shows.length === 0) {
-      await this.redis.set(this.key(name), body, { expiration: { type: 'EX', value: ttlS } });
-      return;
-    }
-    await runScript(
-      this.redis,
-      STORE,
-      [this.key(name), ...shows.map((id) => this.dependencyKey(id))],
-      [body, String(ttlS), `${this.prefix}settling:`],
-    );
-  }
-
-  /** Drops every cached response that shows any of these entities. */
-  async invalidate(entityIds: Iterable<string>): Promise<void> {
-    const keys = [...new Set(entityIds)].map((id) => this.dependencyKey(id));
-    for (let start = 0; start < keys.length; start += 1_000) {
-      await runScript(this.redis, INVALIDATE, keys.slice(start, start + 1_000), [`${this.prefix}settling:`, String(SETTLE_S)]);
-    }
+  async set(name: string, body: string, ttlS: number): Promise<void> {
+    await this.redis.set(this.key(name), body, { expiration: { type: 'EX', value: ttlS } });
   }
 }

@@ -1,0 +1,124 @@
+import test from 'ava';
+import type { RunningServer } from '../src/server.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
+
+let world: TestWorld;
+let server: RunningServer;
+let auth: { Authorization: string };
+
+test.before(async () => {
+  world = await createWorld();
+  await loadSampleCatalogue(world);
+  server = await startTestServer(world);
+  ({ auth } = await newKey(world));
+});
+test.after.always(async () => {
+  await server?.stop();
+  await world?.destroy();
+});
+
+const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
+const json = async <T = Record<string, unknown>>(path: string): Promise<T> => (await (await get(path)).json()) as T;
+
+test('an ISBN answers in any of its spellings: ISBN-13, ISBN-10, hyphens, spaces, lower-case x', async (t) => {
+  const ids = await Promise.all(
+    ['9780439023481', '0439023483', '978-0-439-02348-1', '0 439 02348 3'].map(async (isbn) => (await json(`/v1/isbn/${encodeURIComponent(isbn)}`)).id),
+  );
+  t.is(new Set(ids).size, 1);
+  t.regex(String(ids[0]), /^bk_/);
+  t.is((await get('/v1/isbn/038572179x')).status, 200);
+});
+
+test('an invalid ISBN is a 400 bad_request', async (t) => {
+  const response = await get('/v1/isbn/9780439023482');
+  t.is(response.status, 400);
+  t.deepEqual(await response.json(), { error: { code: 'bad_request', message: 'invalid ISBN: "9780439023482" is not a valid ISBN-10 or ISBN-13' } });
+});
+
+test('a valid ISBN with no book is a 404 naming the ISBN', async (t) => {
+  const response = await get('/v1/isbn/9780306406157');
+  t.is(response.status, 404);
+  t.deepEqual(await response.json(), { error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } });
+});
+
+test('a book record carries every field, unknown ones as null, in snake_case', async (t) => {
+  const book = await json('/v1/isbn/9780439023481');
+  t.like(book, { isbn_13: '9780439023481', isbn_10: '0439023483', title: 'The Hunger Games', series: 'The Hunger Games', series_number: '1', language: 'eng' });
+  t.deepEqual(Object.keys(book).sort(), [
+    'authors', 'average_rating', 'cover_url', 'id', 'isbn_10', 'isbn_13', 'language', 'pages', 'publisher', 'ratings_count',
+    'series', 'series_number', 'subtitle', 'title', 'updated_at', 'work_id', 'year',
+  ]);
+  t.is(book.pages, null);
+  t.deepEqual((book.authors as { name: string }[]).map((author) => author.name), ['Suzanne Collins']);
+  t.regex(String(book.work_id), /^wk_/);
+});
+
+test('a work lists its authors, edition count and editions; an author lists their works', async (t) => {
+  const book = await json<{ work_id: string; authors: { id: string }[] }>('/v1/isbn/9780439023481');
+  const work = await json<{ id: string; edition_count: number; editions: { id: string }[]; authors: { name: string }[] }>(`/v1/works/${book.work_id}`);
+  t.is(work.id, book.work_id);
+  t.true(work.edition_count >= 1);
+  t.true(work.editions.length >= 1);
+  t.deepEqual(work.authors.map((author) => author.name), ['Suzanne Collins']);
+  const author = await json<{ name: string; works: { id: string }[]; work_count: number; alternate_names: string[] }>(`/v1/authors/${book.authors[0]!.id}`);
+  t.is(author.name, 'Suzanne Collins');
+  t.true(author.works.some((w) => w.id === book.work_id));
+  t.true(author.work_count >= 1);
+  t.true(Array.isArray(author.alternate_names));
+});
+
+test('ids that name nothing are a 404 naming the id', async (t) => {
+  for (const [family, id, kind] of [['books', 'bk_0000000000zz', 'book'], ['works', 'nonsense', 'work'], ['authors', 'au_0000000000zz', 'author']] as const) {
+    const response = await get(`/v1/${family}/${id}`);
+    t.is(response.status, 404);
+    t.deepEqual(await response.json(), { error: { code: 'not_found', message: `${kind} ${id} not found` } });
+  }
+});
+
+test('a point lookup is a MISS first, then a HIT with the same bytes', async (t) => {
+  const first = await get('/v1/isbn/0-385-72179-X');
+  t.is(first.headers.get('x-cache'), 'MISS');
+  const firstBody = await first.text();
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the cache write is not awaited by the request
+  const second = await get('/v1/isbn/0-385-72179-X');
+  t.is(second.headers.get('x-cache'), 'HIT');
+  t.is(await second.text(), firstBody);
+  t.is(second.headers.get('content-type'), 'application/json; charset=utf-8');
+});
+
+test('the cache key is the URL: another spelling of the same ISBN is its own entry', async (t) => {
+  t.is((await get('/v1/isbn/0671027387')).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is((await get('/v1/isbn/0671027387')).headers.get('x-cache'), 'HIT');
+  t.is((await get('/v1/isbn/0-671-02738-7')).headers.get('x-cache'), 'MISS');
+});
+
+test('errors of cached routes say MISS and are not cached', async (t) => {
+  for (let i = 0; i < 2; i++) {
+    const response = await get('/v1/isbn/9780306406157');
+    t.is(response.status, 404);
+    t.is(response.headers.get('x-cache'), 'MISS');
+  }
+});
+
+test('a re-import that changes a book drops its cached answers at once, in every spelling', async (t) => {
+  const spellings = ['/v1/isbn/9780439554930', '/v1/isbn/0439554934'];
+  const book = await json<{ id: string; work_id: string; average_rating: number }>(spellings[0]!);
+  const urls = [...spellings, `/v1/books/${book.id}`, `/v1/works/${book.work_id}`];
+  for (const url of urls) await get(url);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const url of urls) t.is((await get(url)).headers.get('x-cache'), 'HIT', url);
+
+  const path = await csvFile([
+    GOODBOOKS_HEADER,
+    '2,3,3,4640799,491,439554934,9.78043955493e+12,"J.K. Rowling, Mary GrandPré",1997.0,Harry Potter and the Philosopher\'s Stone,"Harry Potter and the Sorcerer\'s Stone (Harry Potter, #1)",eng,4.99,4602479,4800065,75867,75504,101676,455024,1156318,3011543,,',
+  ]);
+  const report = await importFile(world, 'goodbooks', path);
+  t.is(report.updated, 1);
+  for (const url of urls) {
+    const response = await get(url);
+    t.is(response.headers.get('x-cache'), 'MISS', url);
+  }
+  t.is((await json<{ average_rating: number }>(spellings[1]!)).average_rating, 4.99);
+});
