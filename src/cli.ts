@@ -15,6 +15,8 @@ import { bookCrossing } from '../loader/import/bookCrossing.js';
 import { goodbooks } from '../loader/import/goodbooks.js';
 import { importCatalogue, type CatalogueSource } from '../loader/import/importer.js';
 import { formatImportReport } from '../loader/import/report.js';
+import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
+import { merge } from './services/merge.js';
 
 /** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
 
@@ -144,6 +146,31 @@ for (const [name, source] of Object.entries(sources)) {
       ),
     );
 }
+
+program
+  .command('merge')
+  .description('merge FROM into INTO: FROM becomes a redirect, what hung on it moves to INTO (idempotent)')
+  .argument('<kind>', `one of ${ENTITY_KINDS.join(', ')}`, (value: string) => {
+    if (!ENTITY_KINDS.includes(value as EntityKind)) throw new InvalidArgumentError(`must be one of ${ENTITY_KINDS.join(', ')}`);
+    return value as EntityKind;
+  })
+  .argument('<from>', 'id of the entity that goes away')
+  .argument('<into>', 'id of the surviving entity')
+  .action((kind: EntityKind, from: string, into: string) =>
+    withDatabase((db) =>
+      withCache(async (cache) => {
+        const outcome = await merge(db, cache, kind, from, into);
+        if ('refused' in outcome) {
+          console.error(`refused: ${outcome.refused}`);
+          process.exitCode = 1;
+        } else if ('alreadyDone' in outcome) {
+          console.log(`${kind} ${from} is already merged into ${into}; nothing to do`);
+        } else {
+          console.log(`merged ${kind} ${from} into ${into} (${outcome.changes.length} changes recorded)`);
+        }
+      }),
+    ),
+  );
 
 program
   .command('usage')

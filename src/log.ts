@@ -12,6 +12,6 @@ export function createLogger(level: string, name = 'bookmeta'): Logger {
       redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret'], censor: '[redacted]' },
     },
     // Buffered writes keep logging off the hot path; server.ts flushes on exit.
-    pino.destination({ dest: 2, sync: false, minLength: 4096 }),
+    pino.destination({ dest: 2, sync: false }),
   );
 }

@@ -8,6 +8,7 @@ import { renderErrors } from './middleware/errors.js';
 import { meter } from './middleware/meter.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { requestId } from './middleware/requestId.js';
+import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { publicRoutes } from './routes/public.js';
 import type { Middleware, RequestState } from './state.js';
@@ -29,6 +30,7 @@ export function createRouter(services: Services): Router<RequestState> {
   const router = new Router<RequestState>();
   publicRoutes(router, services);
   lookupRoutes(router, services);
+  changeRoutes(router, services);
   return router;
 }
 

@@ -127,6 +127,24 @@ export const openApiDocument = {
       'authors',
       'No such author; the message names the id.',
     ),
+    '/v1/changes': {
+      get: {
+        summary: 'Changes since a cursor',
+        description:
+          'Every insert, update, delete and merge of a book, work or author, in sequence order, which is commit order: a consumer that ' +
+          'keeps passing `next` back as `since` sees every change exactly once. Start with `since=0`. A merge names the survivor. ' +
+          'Full pages never change and are cached briefly; the page at the head of the feed is always fresh.',
+        parameters: [
+          { name: 'since', in: 'query', required: true, description: 'A `next` cursor from an earlier page, or `0` for the beginning.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+          { name: 'limit', in: 'query', required: false, description: 'Changes per page.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        ],
+        responses: {
+          '200': { description: 'A page of changes.', headers: rateHeaders, content: { 'application/json': { schema: ref('ChangePage') } } },
+          '400': errorResponse('`since` missing (`since cursor is required`), malformed, or ahead of the feed (unknown); or `limit` out of range.'),
+          ...commonErrors,
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -217,6 +235,27 @@ export const openApiDocument = {
           work_count: { type: 'integer' },
           works: { type: 'array', items: ref('WorkSummary'), maxItems: 100 },
           updated_at: { type: 'string', format: 'date-time' },
+        },
+      },
+      Change: {
+        type: 'object',
+        required: ['seq', 'entity', 'id', 'operation', 'survivor_id', 'changed_at'],
+        properties: {
+          seq: { type: 'integer' },
+          entity: { type: 'string', enum: ['book', 'work', 'author'] },
+          id: { type: 'string' },
+          operation: { type: 'string', enum: ['insert', 'update', 'delete', 'merge'] },
+          survivor_id: nullable('string', { description: 'For merges: the entity that absorbed this one.' }),
+          changed_at: { type: 'string', format: 'date-time' },
+        },
+      },
+      ChangePage: {
+        type: 'object',
+        required: ['changes', 'next', 'has_more'],
+        properties: {
+          changes: { type: 'array', items: ref('Change') },
+          next: { type: 'string', description: 'Pass as `since` to continue.' },
+          has_more: { type: 'boolean', description: 'More changes are waiting after `next`.' },
         },
       },
       Health: {

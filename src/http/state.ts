@@ -1,4 +1,5 @@
 import type { Context, Next, ParameterizedContext } from 'koa';
+import { badRequest } from '../errors.js';
 
 /** What middleware leaves on ctx.state for later middleware. */
 export interface RequestState {
@@ -18,4 +19,11 @@ export function sendJson(ctx: AppContext, value: unknown, status = 200): void {
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = JSON.stringify(value);
+}
+
+/** A query parameter given at most once (a repeated one is a 400, not a silent pick). */
+export function queryParam(ctx: AppContext, name: string): string | undefined {
+  const value = ctx.query[name];
+  if (Array.isArray(value)) throw badRequest(`query parameter ${name} is given more than once`);
+  return value;
 }

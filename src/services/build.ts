@@ -7,11 +7,13 @@ import { ResponseCache } from '../stores/redis/responseCache.js';
 import { Authenticator } from './authenticator.js';
 import type { Services } from './context.js';
 import { Meter } from './meter.js';
+import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
   const db = createPool(config.databaseUrl, 20);
   const redis = await connectRedis(config.redisUrl);
+  const cache = new ResponseCache(redis, config.redisPrefix);
   return {
     config,
     log,
@@ -19,7 +21,8 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     redis,
     authenticator: new Authenticator(db),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS),
-    cache: new ResponseCache(redis, config.redisPrefix),
+    cache,
+    shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
     meter: config.meteringEnabled ? new Meter(db, log, config.meteringBufferMax) : null,
   };
 }

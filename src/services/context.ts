@@ -6,6 +6,7 @@ import type { RateLimiter } from '../stores/redis/rateLimiter.js';
 import type { ResponseCache } from '../stores/redis/responseCache.js';
 import type { Authenticator } from './authenticator.js';
 import type { Meter } from './meter.js';
+import type { ShortCache } from './shortCache.js';
 
 /** Everything a request may use, built once per process (see server.ts) and handed to the app. */
 export interface Services {
@@ -16,6 +17,7 @@ export interface Services {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   cache: ResponseCache;
+  shortCache: ShortCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */
   meter: Meter | null;
 }

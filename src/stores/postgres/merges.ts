@@ -1,0 +1,130 @@
+import type { EntityKind } from '../../domain/ids.js';
+import { recordChanges, type Change } from './changes.js';
+import { withTransaction, type Pool, type PoolClient } from './pool.js';
+
+/**
+ * Merging one entity into another: FROM keeps its row as a redirect (merged_into = INTO), what hung
+ * on FROM moves to INTO, and redirects that pointed at FROM are re-pointed at INTO, so every chain
+ * is one hop long and a lookup of any old id lands on the final survivor.
+ */
+
+export type MergeOutcome =
+  | { merged: true; changes: Change[]; touched: Set<string> }
+  | { merged: false; alreadyDone: true }
+  | { merged: false; refused: string };
+
+const TABLE: Record<EntityKind, string> = { book: 'books', work: 'works', author: 'authors' };
+
+interface Row {
+  id: string;
+  merged_into: string | null;
+}
+
+export async function mergeEntities(pool: Pool, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
+  if (fromId === intoId) return { merged: false, refused: `cannot merge ${kind} ${fromId} into itself` };
+  return withTransaction(pool, async (client) => {
+    // Lock both rows, in id order so that two opposite merges cannot deadlock.
+    const { rows } = await client.query<Row>(
+      `select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`,
+      [[fromId, intoId]],
+    );
+    const from = rows.find((row) => row.id === fromId);
+    const into = rows.find((row) => row.id === intoId);
+    if (!from) return { merged: false, refused: `${kind} ${fromId} not found` };
+    if (!into) return { merged: false, refused: `${kind} ${intoId} not found` };
+    if (from.merged_into === intoId) return { merged: false, alreadyDone: true };
+    if (into.merged_into === fromId) {
+      return { merged: false, refused: `${kind} ${intoId} was merged into ${fromId}; merging ${fromId} into it would make a cycle` };
+    }
+    if (into.merged_into) {
+      return { merged: false, refused: `${kind} ${intoId} is a redirect to ${into.merged_into}; merge into ${into.merged_into} instead` };
+    }
+    if (from.merged_into) return { merged: false, refused: `${kind} ${fromId} is already merged into ${from.merged_into}` };
+
+    const touched = new Set([fromId, intoId]);
+    const changes: Change[] = [];
+    const moved = await MOVE[kind](client, fromId, intoId);
+    for (const bookId of moved.books) {
+      changes.push({ entity: 'book', id: bookId, operation: 'update' });
+      touched.add(bookId);
+    }
+    for (const id of moved.alsoTouched) touched.add(id);
+
+    await client.query(`update ${TABLE[kind]} set merged_into = $2, updated_at = now() where id = $1`, [fromId, intoId]);
+    const { rows: repointed } = await client.query<{ id: string }>(
+      `update ${TABLE[kind]} set merged_into = $2, updated_at = now() where merged_into = $1 returning id`,
+      [fromId, intoId],
+    );
+    await client.query(`update ${TABLE[kind]} set updated_at = now() where id = $1`, [intoId]);
+    changes.push({ entity: kind, id: fromId, operation: 'merge', survivorId: intoId });
+    for (const row of repointed) {
+      changes.push({ entity: kind, id: row.id, operation: 'merge', survivorId: intoId });
+      touched.add(row.id);
+    }
+    changes.push({ entity: kind, id: intoId, operation: 'update' });
+    await recordChanges(client, changes);
+    return { merged: true, changes, touched };
+  });
+}
+
+interface Moved {
+  /** Live books whose record changed because of the move. */
+  books: string[];
+  /** Other entities whose answers show what moved (works and authors of those books). */
+  alsoTouched: string[];
+}
+
+const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: string) => Promise<Moved>> = {
+  /** Editions of FROM become editions of INTO. */
+  async work(client, fromId, intoId) {
+    const { rows } = await client.query<{ id: string }>(
+      'update books set work_id = $2, updated_at = now() where work_id = $1 and merged_into is null returning id',
+      [fromId, intoId],
+    );
+    // Redirect rows follow too, so that no book ever points at a merged work.
+    await client.query('update books set work_id = $2 where work_id = $1', [fromId, intoId]);
+    await client.query('update works set original_year = least(original_year, (select original_year from works where id = $1)) where id = $2', [fromId, intoId]);
+    return { books: rows.map((row) => row.id), alsoTouched: await authorsOf(client, rows.map((row) => row.id)) };
+  },
+
+  /** FROM's books are credited to INTO (once), and FROM's spellings become INTO's. */
+  async author(client, fromId, intoId) {
+    const { rows } = await client.query<{ book_id: string }>('select book_id from book_authors where author_id = $1', [fromId]);
+    await client.query(
+      `update book_authors set author_id = $2
+        where author_id = $1 and book_id not in (select book_id from book_authors where author_id = $2)`,
+      [fromId, intoId],
+    );
+    await client.query('delete from book_authors where author_id = $1', [fromId]);
+    await client.query('update author_names set author_id = $2 where author_id = $1', [fromId, intoId]);
+    const bookIds = rows.map((row) => row.book_id);
+    const { rows: live } = await client.query<{ id: string; work_id: string }>(
+      'update books set updated_at = now() where id = any($1) and merged_into is null returning id, work_id',
+      [bookIds],
+    );
+    return { books: live.map((row) => row.id), alsoTouched: live.map((row) => row.work_id) };
+  },
+
+  /** Readers' ratings and credits of FROM move to INTO where INTO lacks them. */
+  async book(client, fromId, intoId) {
+    await client.query(
+      `update ratings set book_id = $2
+        where book_id = $1 and user_id not in (select user_id from ratings where book_id = $2)`,
+      [fromId, intoId],
+    );
+    await client.query('delete from ratings where book_id = $1', [fromId]);
+    await client.query(
+      `insert into book_authors (book_id, author_id, position)
+       select $2, author_id, (select coalesce(max(position), -1) from book_authors where book_id = $2) + row_number() over (order by position)
+         from book_authors where book_id = $1 and author_id not in (select author_id from book_authors where book_id = $2)`,
+      [fromId, intoId],
+    );
+    const { rows } = await client.query<{ work_id: string }>('select work_id from books where id = any($1)', [[fromId, intoId]]);
+    return { books: [], alsoTouched: [...rows.map((row) => row.work_id), ...(await authorsOf(client, [fromId, intoId]))] };
+  },
+};
+
+async function authorsOf(client: PoolClient, bookIds: string[]): Promise<string[]> {
+  const { rows } = await client.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1)', [bookIds]);
+  return rows.map((row) => row.author_id);
+}

@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { projectPath } from '../../src/paths.js';
+
+/** Real processes of the CLI, run from source through tsx, as an operator would run `bookmeta`. */
+
+const CLI = projectPath('src', 'cli.ts');
+const NODE_ARGS = ['--import', 'tsx', CLI];
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves with the exit code once the process has ended. */
+  exited: Promise<number | null>;
+}
+
+/** `bookmeta serve` in its own process; resolves once it logs the address it listens on. */
+export function spawnServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...NODE_ARGS, 'serve'], {
+    env: { ...env, PORT: env.PORT ?? '0', LOG_LEVEL: 'info' },
+    cwd: projectPath(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stderr! });
+    const timer = setTimeout(() => reject(new Error('server did not start within 30 s')), 30_000);
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'listening' && entry.url) {
+          clearTimeout(timer);
+          resolve({ url: entry.url, child, exited });
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening`));
+    });
+  });
+}

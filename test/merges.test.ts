@@ -1,0 +1,142 @@
+import test from 'ava';
+import type { RunningServer } from '../src/server.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { runCli } from './helpers/processes.js';
+
+let world: TestWorld;
+let server: RunningServer;
+let auth: { Authorization: string };
+
+test.before(async () => {
+  world = await createWorld();
+  await loadSampleCatalogue(world);
+  server = await startTestServer(world);
+  ({ auth } = await newKey(world));
+});
+test.after.always(async () => {
+  await server?.stop();
+  await world?.destroy();
+});
+
+const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
+const merge = (kind: string, from: string, into: string) => runCli(world.env, ['merge', kind, from, into]);
+
+/** Ids of three live books that are not otherwise used by these tests, one per call. */
+let offset = 0;
+async function books(count: number): Promise<{ id: string; work_id: string; isbn_13: string }[]> {
+  const { rows } = await world.db.query(
+    'select id, work_id, isbn_13 from books where merged_into is null and isbn_13 is not null order by id offset $1 limit $2',
+    [offset, count],
+  );
+  offset += count;
+  return rows;
+}
+
+test.serial('a merged book id answers 301 with Location at the survivor, and the survivor answers 200', async (t) => {
+  const [from, into] = await books(2);
+  const result = await merge('book', from!.id, into!.id);
+  t.is(result.code, 0, result.stderr);
+  t.regex(result.stdout, /merged book .* into /);
+  const response = await get(`/v1/books/${from!.id}`);
+  t.is(response.status, 301);
+  t.is(response.headers.get('location'), `/v1/books/${into!.id}`);
+  t.deepEqual(await response.json(), { merged_into: into!.id, location: `/v1/books/${into!.id}` });
+  t.is((await get(`/v1/books/${into!.id}`)).status, 200);
+  // The merged edition's ISBN leads to the survivor too.
+  const byIsbn = await get(`/v1/isbn/${from!.isbn_13}`);
+  t.is(byIsbn.status, 301);
+  t.is(byIsbn.headers.get('location'), `/v1/books/${into!.id}`);
+});
+
+test.serial('a chain of merges collapses: the first id points straight at the final survivor', async (t) => {
+  const [a, b, c] = await books(3);
+  t.is((await merge('book', a!.id, b!.id)).code, 0);
+  t.is((await merge('book', b!.id, c!.id)).code, 0);
+  for (const id of [a!.id, b!.id]) {
+    const response = await get(`/v1/books/${id}`);
+    t.is(response.status, 301);
+    t.is(response.headers.get('location'), `/v1/books/${c!.id}`);
+  }
+});
+
+test.serial('merging twice is a no-op that succeeds', async (t) => {
+  const [from, into] = await books(2);
+  t.is((await merge('book', from!.id, into!.id)).code, 0);
+  const again = await merge('book', from!.id, into!.id);
+  t.is(again.code, 0);
+  t.regex(again.stdout, /already merged/);
+});
+
+test.serial('a merge into itself, into a redirect, a cycle, or across kinds is refused with a clear message', async (t) => {
+  const [a, b, c] = await books(3);
+  const itself = await merge('book', a!.id, a!.id);
+  t.is(itself.code, 1);
+  t.regex(itself.stderr, /cannot merge book .* into itself/);
+
+  t.is((await merge('book', a!.id, b!.id)).code, 0);
+  const cycle = await merge('book', b!.id, a!.id);
+  t.is(cycle.code, 1);
+  t.regex(cycle.stderr, /would make a cycle/);
+
+  const intoRedirect = await merge('book', c!.id, a!.id);
+  t.is(intoRedirect.code, 1);
+  t.regex(intoRedirect.stderr, new RegExp(`is a redirect to ${b!.id}; merge into ${b!.id} instead`));
+
+  const wrongKind = await merge('work', c!.id, b!.id);
+  t.is(wrongKind.code, 1);
+  t.regex(wrongKind.stderr, /is not a work id/);
+
+  const missing = await merge('book', c!.id, 'bk_000000000000');
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /book bk_000000000000 not found/);
+});
+
+test.serial('merging works moves the editions to the survivor and redirects the old work', async (t) => {
+  const [x, y] = await books(2);
+  const fromEditions = await world.db.query('select id from books where work_id = $1 and merged_into is null', [x!.work_id]);
+  t.is((await merge('work', x!.work_id, y!.work_id)).code, 0);
+  const work = (await (await get(`/v1/works/${y!.work_id}`)).json()) as { editions: { id: string }[]; edition_count: number };
+  for (const row of fromEditions.rows) t.true(work.editions.some((edition) => edition.id === row.id));
+  const book = (await (await get(`/v1/books/${x!.id}`)).json()) as { work_id: string };
+  t.is(book.work_id, y!.work_id);
+  const old = await get(`/v1/works/${x!.work_id}`);
+  t.is(old.status, 301);
+  t.is(old.headers.get('location'), `/v1/works/${y!.work_id}`);
+});
+
+test.serial('merging authors moves their books and spellings and redirects the old author', async (t) => {
+  const { rows } = await world.db.query(
+    `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id)
+      order by a.id limit 2`,
+  );
+  const [from, into] = rows as { id: string }[];
+  const fromName = (await world.db.query('select name from authors where id = $1', [from!.id])).rows[0].name as string;
+  t.is((await merge('author', from!.id, into!.id)).code, 0);
+  const author = (await (await get(`/v1/authors/${into!.id}`)).json()) as { alternate_names: string[] };
+  t.true(author.alternate_names.includes(fromName));
+  const old = await get(`/v1/authors/${from!.id}`);
+  t.is(old.status, 301);
+  t.is(old.headers.get('location'), `/v1/authors/${into!.id}`);
+  const left = await world.db.query('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
+  t.is(left.rows[0].n, 0);
+});
+
+test.serial('a merge drops the cached answers of both ids at once', async (t) => {
+  const [from, into] = await books(2);
+  for (const id of [from!.id, into!.id]) await get(`/v1/books/${id}`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const id of [from!.id, into!.id]) t.is((await get(`/v1/books/${id}`)).headers.get('x-cache'), 'HIT');
+  t.is((await merge('book', from!.id, into!.id)).code, 0);
+  const old = await get(`/v1/books/${from!.id}`);
+  t.is(old.status, 301);
+  t.is((await get(`/v1/books/${into!.id}`)).headers.get('x-cache'), 'MISS');
+});
+
+test.serial('every merge is in the change feed with its survivor', async (t) => {
+  const [from, into] = await books(2);
+  const before = Number((await world.db.query('select coalesce(max(seq), 0) as seq from changes')).rows[0].seq);
+  t.is((await merge('book', from!.id, into!.id)).code, 0);
+  const page = (await (await get(`/v1/changes?since=${before}`)).json()) as { changes: { id: string; operation: string; survivor_id: string | null }[] };
+  t.true(page.changes.some((change) => change.id === from!.id && change.operation === 'merge' && change.survivor_id === into!.id));
+});
