@@ -10,7 +10,7 @@ export { foldText } from './text.js';
 
 const HAS_LOWER_CASE = /\p{Ll}/u;
 const HAS_UPPER_CASE = /\p{Lu}/u;
-// "J." "J.K." "J.R.R." and also "J.K" without the final period; a bare letter counts too.
+// "J." "J.K." "J.R.R." and also "J.K" without the final period.
 const INITIALS_WITH_PERIODS = /^\p{L}(?:\.\p{L})*\.$|^\p{L}(?:\.\p{L})+$/u;
 const SINGLE_LETTER = /^\p{L}$/u;
 // "JK", "JRR", "CS": only read as initials inside a name that is not all capitals.
@@ -132,12 +132,7 @@ export function authorKey(name: string): string {
   const words: string[] = [];
   let initials = '';
   for (const token of tokens) {
-    const isInitials =
-      affixKind(token) === null &&
-      (INITIALS_WITH_PERIODS.test(token) ||
-      SINGLE_LETTER.test(token) ||
-        (capitalsAreInitials && CAPITALS_AS_INITIALS.test(token)));
-    if (isInitials) {
+    if (isInitials(token, capitalsAreInitials)) {
       initials += bareToken(token);
       continue;
     }
@@ -148,6 +143,15 @@ export function authorKey(name: string): string {
   }
   if (initials !== '') words.push(initials);
   return words.filter((word) => word !== '').join(' ');
+}
+
+function isInitials(token: string, capitalsAreInitials: boolean): boolean {
+  if (affixKind(token) !== null) return false; // "III" and "Jr." are not initials
+  return (
+    INITIALS_WITH_PERIODS.test(token) ||
+    SINGLE_LETTER.test(token) ||
+    (capitalsAreInitials && CAPITALS_AS_INITIALS.test(token))
+  );
 }
 
 // Lower-case particles of surnames, when they are not the first or last word of the name.

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { createElastic, indexAliases } from '../stores/elasticsearch/client.js';
 import { createPool } from '../stores/postgres/pool.js';
 import { connectRedis } from '../stores/redis/client.js';
 import { RateLimiter } from '../stores/redis/rateLimiter.js';
@@ -19,6 +20,8 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     log,
     db,
     redis,
+    elastic: createElastic(config.elasticsearchUrl),
+    indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS),
     cache,
@@ -31,5 +34,6 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
 export async function closeServices(services: Services): Promise<void> {
   await services.meter?.close();
   await services.redis.quit().catch(() => undefined);
+  await services.elastic.close();
   await services.db.end();
 }

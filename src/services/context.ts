@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Pool } from '../stores/postgres/pool.js';
+import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
 import type { Redis } from '../stores/redis/client.js';
 import type { RateLimiter } from '../stores/redis/rateLimiter.js';
 import type { ResponseCache } from '../stores/redis/responseCache.js';
@@ -14,6 +15,8 @@ export interface Services {
   log: Logger;
   db: Pool;
   redis: Redis;
+  elastic: Elastic;
+  indices: IndexAliases;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   cache: ResponseCache;

@@ -52,5 +52,9 @@ function dependencyChecks(services: Services): Record<string, () => Promise<unkn
   return {
     postgres: () => services.db.query('select 1'),
     redis: () => services.redis.ping(),
+    elasticsearch: async () => {
+      const health = await services.elastic.cluster.health();
+      if (health.status === 'red') throw new Error('cluster status red');
+    },
   };
 }

@@ -1,0 +1,133 @@
+import test from 'ava';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { runCli, spawnServer } from './helpers/processes.js';
+
+let world: TestWorld;
+test.before(async () => {
+  world = await createWorld();
+});
+test.after.always(() => world?.destroy());
+
+const usageCount = async (kid: string): Promise<number> =>
+  (await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n as number;
+
+async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
+
+test.serial('N calls across a graceful restart in the middle leave exactly N usage records', async (t) => {
+  const { kid, auth } = await newKey(world, 'restart');
+  const env = { ...world.env, RATE_LIMIT_MAX: '100000' };
+  const total = 200;
+  let answered = 0;
+  // A call the server never received (refused while stopping) is not a call: it is not counted.
+  const call = async (url: string) => {
+    try {
+      const response = await fetch(`${url}/v1/isbn/9780306406157`, { headers: auth });
+      await response.arrayBuffer();
+      answered += 1;
+    } catch {
+      // connection refused or closed before the request was sent
+    }
+  };
+
+  const first = await spawnServer(env);
+  for (let i = 0; i < total / 2 - 20; i++) await call(first.url);
+  // Calls in flight when SIGTERM arrives: the server finishes and meters every one it received.
+  const inFlight = Array.from({ length: 20 }, () => call(first.url));
+  first.child.kill('SIGTERM');
+  await Promise.all(inFlight);
+  t.is(await first.exited, 0);
+
+  const second = await spawnServer(env);
+  while (answered < total) await call(second.url);
+  second.child.kill('SIGTERM');
+  t.is(await second.exited, 0);
+
+  t.is(answered, total);
+  t.is(await usageCount(kid), total);
+});
+
+test.serial('while PostgreSQL refuses the writes, usage waits in memory and is written when it accepts again', async (t) => {
+  const server = await startTestServer(world, { rateLimitMax: 100_000 });
+  try {
+    const { kid, auth } = await newKey(world, 'outage');
+    // An outage of the usage table alone: the rest of the service keeps working.
+    await world.db.query('alter table usage rename to usage_away');
+    for (let i = 0; i < 30; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
+    t.true(await eventually(async () => (server.services.meter?.health().lastError ?? null) !== null));
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { metering: { pending: number; dropped: number } };
+    t.is(health.metering.pending, 30);
+    t.is(health.metering.dropped, 0);
+    await world.db.query('alter table usage_away rename to usage');
+    t.true(await eventually(async () => (await usageCount(kid)) === 30));
+  } finally {
+    await server.stop();
+  }
+});
+
+test.serial('past its capacity the buffer drops the oldest records and says so in /health', async (t) => {
+  const server = await startTestServer(world, { rateLimitMax: 100_000, meteringBufferMax: 10 });
+  try {
+    const { auth } = await newKey(world, 'overflow');
+    await world.db.query('alter table usage rename to usage_away');
+    for (let i = 0; i < 15; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; metering: { pending: number; dropped: number } };
+    t.is(health.metering.dropped, 5);
+    t.is(health.metering.pending, 10);
+    t.is(health.status, 'ok');
+  } finally {
+    await world.db.query('alter table if exists usage_away rename to usage');
+    await server.stop();
+  }
+});
+
+test.serial('each call is metered with its route pattern and status; public routes are not metered', async (t) => {
+  const server = await startTestServer(world, { rateLimitMax: 3 });
+  try {
+    const { kid, auth } = await newKey(world, 'patterns');
+    await fetch(`${server.url}/health`);
+    await fetch(`${server.url}/openapi.json`);
+    await fetch(`${server.url}/v1/isbn/123`, { headers: auth });
+    await fetch(`${server.url}/v1/books/bk_000000000000`, { headers: auth });
+    await fetch(`${server.url}/v1/changes?since=0`, { headers: auth });
+    await fetch(`${server.url}/v1/changes?since=0`, { headers: auth }); // over the limit: 429, still metered
+    await server.services.meter?.flush();
+    const { rows } = await world.db.query('select method, route, status from usage where kid = $1 order by id', [kid]);
+    t.deepEqual(rows, [
+      { method: 'GET', route: '/v1/isbn/:isbn', status: 400 },
+      { method: 'GET', route: '/v1/books/:id', status: 404 },
+      { method: 'GET', route: '/v1/changes', status: 200 },
+      { method: 'GET', route: '/v1/changes', status: 429 },
+    ]);
+  } finally {
+    await server.stop();
+  }
+});
+
+test.serial('bookmeta usage reports calls per key, day and route, as a table or JSON', async (t) => {
+  const { kid } = await newKey(world, 'report');
+  await world.db.query(
+    `insert into usage (kid, method, route, status, at, latency_ms) values
+       ($1, 'GET', '/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z', 1),
+       ($1, 'GET', '/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z', 1),
+       ($1, 'GET', '/v1/changes', 200, '2026-01-03T10:00:00Z', 1)`,
+    [kid],
+  );
+  const json = await runCli(world.env, ['usage', '--kid', kid, '--json']);
+  t.is(json.code, 0, json.stderr);
+  t.deepEqual(JSON.parse(json.stdout), [
+    { day: '2026-01-02', kid, route: 'GET /v1/isbn/:isbn', calls: 2, errors: 1 },
+    { day: '2026-01-03', kid, route: 'GET /v1/changes', calls: 1, errors: 0 },
+  ]);
+  const table = await runCli(world.env, ['usage', '--kid', kid, '--since', '2026-01-03']);
+  t.is(table.code, 0, table.stderr);
+  t.regex(table.stdout, /day\s+kid\s+route\s+calls\s+errors/);
+  t.regex(table.stdout, /2026-01-03\s+\w+\s+GET \/v1\/changes\s+1\s+0/);
+  t.notRegex(table.stdout, /2026-01-02/);
+});
