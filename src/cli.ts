@@ -17,6 +17,11 @@ import { importCatalogue, type CatalogueSource } from '../loader/import/importer
 import { formatImportReport } from '../loader/import/report.js';
 import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
 import { merge } from './services/merge.js';
+import { createElastic, indexAliases } from './stores/elasticsearch/client.js';
+import { importRatings } from '../loader/import/ratings.js';
+import { reindex, type ReindexTarget } from '../loader/index/reindex.js';
+import { ensureAliases, follow, syncOnce, type LoaderDeps } from '../loader/index/sync.js';
+import { formatLoaderStatus, loaderStatus } from '../loader/index/status.js';
 
 /** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
 
@@ -49,6 +54,36 @@ async function withCache<T>(work: (cache: ResponseCache | null) => Promise<T>): 
   } finally {
     await redis?.quit().catch(() => undefined);
   }
+}
+
+/** PostgreSQL (migrated) and Elasticsearch for one loader command. */
+function withLoader<T>(work: (deps: LoaderDeps) => Promise<T>): Promise<T> {
+  return withDatabase(async (db) => {
+    const es = createElastic(config.elasticsearchUrl);
+    try {
+      return await work({ db, es, aliases: indexAliases(config.indexPrefix), log });
+    } finally {
+      await es.close();
+    }
+  });
+}
+
+function positive(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) throw new InvalidArgumentError(`not a positive integer: ${text}`);
+  return value;
+}
+
+/** An AbortSignal that fires on the first SIGTERM or SIGINT. */
+function stopSignal(): AbortSignal {
+  const controller = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, 'stopping after the current page');
+      controller.abort();
+    });
+  }
+  return controller.signal;
 }
 
 function date(text: string): Date {
@@ -146,6 +181,86 @@ for (const [name, source] of Object.entries(sources)) {
       ),
     );
 }
+
+importCommand
+  .command('ratings')
+  .description('import Book-Crossing ratings (User-ID, ISBN, Book-Rating); derives "also liked" and records changes for sync')
+  .argument('<file>', 'path of the CSV file')
+  .action((file: string) =>
+    withDatabase(async (db) => {
+      const report = await importRatings(file, { db, log }, {
+        onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
+      });
+      process.stderr.write('\n');
+      console.log(formatImportReport(report));
+      console.log(`also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`);
+    }),
+  );
+
+program
+  .command('reindex')
+  .description('rebuild indices from PostgreSQL into new physical indices and swap the aliases (search keeps answering)')
+  .argument('[target]', 'books, authors or all', (value: string) => {
+    if (!['books', 'authors', 'all'].includes(value)) throw new InvalidArgumentError('must be books, authors or all');
+    return value as ReindexTarget;
+  }, 'all')
+  .option('--batch-size <rows>', 'rows per cursor read', positive, 2000)
+  .option('--concurrency <requests>', 'bulk requests in flight', positive, 2)
+  .option('--max-rate <docs>', 'documents per second at most', positive)
+  .option('--no-progress', 'no progress bar or progress lines')
+  .action((target: ReindexTarget, options: { batchSize: number; concurrency: number; maxRate?: number; progress: boolean }) =>
+    withLoader(async (deps) => {
+      const results = await reindex(deps, target, options);
+      console.log(
+        formatTable(
+          ['alias', 'index', 'documents', 'docs/s', 'complete up to seq', 'seconds', 'dropped'],
+          results.map((result) => [
+            result.alias,
+            result.index,
+            String(result.count),
+            String(Math.round(result.docsPerSecond)),
+            String(result.completeUpTo),
+            result.seconds.toFixed(1),
+            result.dropped.join(', '),
+          ]),
+        ),
+      );
+    }),
+  );
+
+program
+  .command('sync')
+  .description('apply the change sequence after the checkpoint to the indices; --follow keeps tailing it')
+  .option('--follow', 'keep following until SIGTERM or SIGINT')
+  .option('--page-size <changes>', 'changes per page', positive, 1000)
+  .option('--poll-ms <ms>', 'pause between polls when idle (follow)', positive, 200)
+  .action((options: { follow?: boolean; pageSize: number; pollMs: number }) =>
+    withLoader(async (deps) => {
+      const signal = stopSignal();
+      if (options.follow) {
+        log.info('sync following the change sequence');
+        const result = await follow(deps, { pageSize: options.pageSize, pollMs: options.pollMs, signal });
+        console.log(`sync stopped at seq ${result.checkpoint}: ${result.changes} changes applied`);
+        return;
+      }
+      await ensureAliases(deps);
+      const result = await syncOnce(deps, { pageSize: options.pageSize, signal });
+      console.log(`sync at seq ${result.checkpoint}: ${result.changes} changes applied in ${result.pages} pages`);
+    }),
+  );
+
+program
+  .command('loader')
+  .description('the search index loader')
+  .command('status')
+  .description('sync checkpoint, lag, alias targets and document counts against PostgreSQL')
+  .option('--json', 'print JSON instead of text')
+  .action((options: { json?: boolean }) =>
+    withLoader(async (deps) => {
+      const status = await loaderStatus(deps);
+      console.log(options.json ? JSON.stringify(status, null, 2) : formatLoaderStatus(status));
+    }),
+  );
 
 program
   .command('merge')

@@ -10,6 +10,7 @@ import { rateLimit } from './middleware/rateLimit.js';
 import { requestId } from './middleware/requestId.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { publicRoutes } from './routes/public.js';
 import type { Middleware, RequestState } from './state.js';
 
@@ -31,6 +32,7 @@ export function createRouter(services: Services): Router<RequestState> {
   publicRoutes(router, services);
   lookupRoutes(router, services);
   changeRoutes(router, services);
+  mcpRoutes(router, services);
   return router;
 }
 

@@ -145,6 +145,26 @@ export const openApiDocument = {
         },
       },
     },
+    '/mcp': {
+      post: {
+        summary: 'MCP endpoint (streamable HTTP)',
+        description:
+          'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless (no session id; any instance answers any request). ' +
+          'Send `Accept: application/json, text/event-stream`; answers are plain JSON. The tools mirror the `/v1` routes and return the same JSON as text; ' +
+          'a failing tool returns the API\'s error JSON with `isError` set. Same Bearer key, rate budget and metering as `/v1`; a 401 comes before any MCP message is read. ' +
+          'GET and DELETE answer 405.',
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 request or notification (e.g. `initialize`, `tools/list`, `tools/call`).' } } },
+        },
+        responses: {
+          '200': { description: 'The JSON-RPC response.', headers: rateHeaders, content: { 'application/json': { schema: { type: 'object' } } } },
+          '202': { description: 'A notification was accepted; no body.' },
+          '400': errorResponse('Malformed JSON body.'),
+          ...commonErrors,
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {

@@ -8,6 +8,8 @@ export interface RequestState {
   kid?: string;
   /** Ids of the entities a response shows, set by point-lookup routes for the cache. */
   shows?: string[];
+  /** A finer usage route than the route pattern, set by routes that carry several calls (POST /mcp: the tool). */
+  meteredRoute?: string;
 }
 
 export type AppContext = ParameterizedContext<RequestState>;

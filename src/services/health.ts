@@ -13,7 +13,7 @@ export interface Health {
   metering: MeterHealth | { enabled: false };
 }
 
-const TIMEOUT_MS = 1_000;
+const TIMEOUT_MS = 2_000;
 
 async function probe(check: () => Promise<unknown>): Promise<DependencyHealth> {
   const started = performance.now();

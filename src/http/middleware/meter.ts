@@ -17,7 +17,7 @@ export const meter = (usage: Meter): Middleware => async (ctx, next) => {
       kid: ctx.state.kid!,
       method: ctx.method,
       // The route pattern, not the URL: ids and search text would make the usage table useless.
-      route: (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
+      route: ctx.state.meteredRoute ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
       status,
       at: new Date(),
       latencyMs: performance.now() - started,

@@ -40,8 +40,8 @@ create index works_merged_into on works (merged_into) where merged_into is not n
 create table books (
   id             text primary key,
   work_id        text not null references works (id),
-  isbn_13        char(13) unique,
-  isbn_10        char(10) unique,
+  isbn_13        text unique check (isbn_13 ~ '^97[89][0-9]{10}$'),
+  isbn_10        text unique check (isbn_10 ~ '^[0-9]{9}[0-9X]$'),
   -- identity of a row that has no ISBN, in its source ("goodreads:2767052")
   source_key     text unique,
   title          text not null,

@@ -1,0 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { createWorld, newKey, startTestServer } from '../test/helpers/env.js';
+import { loadSampleCatalogue } from '../test/helpers/catalogue.js';
+const world = await createWorld();
+await loadSampleCatalogue(world);
+const server = await startTestServer(world, { rateLimitMax: 1000000 });
+const { key } = await newKey(world);
+writeFileSync('/tmp/mcpsmoke/hold.json', JSON.stringify({ url: server.url, key }));
+await new Promise((r) => setTimeout(r, 900_000));
+await server.stop(); await world.destroy();

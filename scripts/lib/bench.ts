@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { goodbooks } from '../../loader/import/goodbooks.js';
+import { importCatalogue } from '../../loader/import/importer.js';
+import { createLogger } from '../../src/log.js';
+import { projectPath } from '../../src/paths.js';
+import { issueApiKey } from '../../src/services/apiKeys.js';
+import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
+import { createPool, type Pool } from '../../src/stores/postgres/pool.js';
+
+/** What the benchmarks share: a scratch database with the sample catalogue, a key, server processes. */
+
+export const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface BenchDatabase {
+  url: string;
+  db: Pool;
+  drop(): Promise<void>;
+}
+
+/** A fresh database named `name`, migrated (dropped first if a previous run left it). */
+export async function benchDatabase(name: string): Promise<BenchDatabase> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  await ensureDatabase(url.toString());
+  const db = createPool(url.toString(), 4);
+  await migrate(db);
+  return {
+    url: url.toString(),
+    db,
+    async drop() {
+      await db.end();
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export async function importSampleBooks(db: Pool): Promise<void> {
+  await importCatalogue(goodbooks, projectPath('data', 'goodbooks-10k', 'books.csv'), { db, cache: null, log: createLogger('silent') });
+}
+
+export async function benchKey(db: Pool): Promise<Record<string, string>> {
+  const { key } = await issueApiKey(db, 'bench');
+  return { Authorization: `Bearer ${key}` };
+}
+
+export interface BenchServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts a process running `script` (TypeScript through tsx) and waits until `ready` finds its URL in a line of output. */
+export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'stdout' | 'stderr', ready: (line: string) => string | null): Promise<BenchServer> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child[stream]! });
+    lines.on('line', (line) => {
+      const url = ready(line);
+      if (url) resolve({ url, stop: async () => { child.kill('SIGTERM'); await exited; } });
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)));
+  });
+}
+
+/** `bookmeta serve` on a free port with the given settings. */
+export function startApi(env: NodeJS.ProcessEnv): Promise<BenchServer> {
+  return startProcess(['src/cli.ts', 'serve'], { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, 'stderr', (line) => {
+    try {
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      return entry.msg === 'listening' ? (entry.url ?? null) : null;
+    } catch {
+      return null;
+    }
+  });
+}
+
+export function startBareKoa(body: string): Promise<BenchServer> {
+  return startProcess(['scripts/bench/bareKoa.ts'], { ...process.env, BARE_BODY: body }, 'stdout', (line) => (/^\d+$/.test(line) ? `http://127.0.0.1:${line}` : null));
+}

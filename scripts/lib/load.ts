@@ -1,0 +1,52 @@
+import autocannon, { type RequestSpec } from 'autocannon';
+
+/** One load run against a server on this machine: requests per second and latency percentiles. */
+export interface LoadResult {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+export interface LoadOptions {
+  label: string;
+  url: string;
+  headers?: Record<string, string>;
+  method?: string;
+  body?: string;
+  /** A fresh path per request (uncached runs); default: the url's own path every time. */
+  nextPath?: () => string;
+  connections?: number;
+  durationS?: number;
+  /** Cap on requests per second over all connections; default: as fast as the server answers. */
+  rate?: number;
+}
+
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const requests: RequestSpec[] | undefined = options.nextPath
+    ? [{ setupRequest: (request) => ({ ...request, path: options.nextPath!() }) }]
+    : undefined;
+  // autocannon treats a key that is present but undefined as a value: leave absent ones out.
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections ?? 16,
+    duration: options.durationS ?? 10,
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.body ? { body: options.body } : {}),
+    ...(requests ? { requests } : {}),
+    ...(options.rate ? { overallRate: options.rate } : {}),
+  });
+  return {
+    label: options.label,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+export const formatLoad = (result: LoadResult): string =>
+  `${result.label.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms` +
+  (result.failures ? `   failures ${result.failures}` : '');

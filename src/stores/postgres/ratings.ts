@@ -1,0 +1,161 @@
+import { recordChanges } from './changes.js';
+import { withTransaction, type Pool, type Queryable } from './pool.js';
+
+/**
+ * Reader ratings (Book-Crossing BX-Ratings) and what is derived from them: "readers of X also
+ * liked Y" (table book_also_liked), which the loader copies into the book documents.
+ */
+
+export interface RatingInput {
+  userId: number;
+  bookId: string;
+  rating: number;
+}
+
+export interface RatingsOutcome {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/**
+ * Book ids for ISBN-13s, following merges to the survivor. A rating names an ISBN-10; the caller
+ * converts it, and books store the ISBN-13 of every ISBN-10 they have.
+ */
+export async function booksByIsbn13(db: Queryable, isbn13s: readonly string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  if (isbn13s.length === 0) return found;
+  const { rows } = await db.query<{ isbn_13: string; id: string }>(
+    'select isbn_13, coalesce(merged_into, id) as id from books where isbn_13 = any($1::text[])',
+    [isbn13s],
+  );
+  for (const row of rows) found.set(row.isbn_13, row.id);
+  return found;
+}
+
+/** Inserts or updates a batch of ratings in one statement (the last one wins for a repeated user and book). */
+export async function upsertRatings(pool: Pool, inputs: readonly RatingInput[]): Promise<RatingsOutcome> {
+  const unique = [...new Map(inputs.map((input) => [`${input.userId} ${input.bookId}`, input])).values()];
+  if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: inputs.length };
+  const { rows } = await pool.query<{ inserted: boolean }>(
+    `insert into ratings (user_id, book_id, rating)
+     select * from unnest($1::int[], $2::text[], $3::smallint[])
+     on conflict (user_id, book_id) do update set rating = excluded.rating
+       where ratings.rating <> excluded.rating
+     returning (xmax = 0) as inserted`,
+    [unique.map((input) => input.userId), unique.map((input) => input.bookId), unique.map((input) => input.rating)],
+  );
+  const inserted = rows.filter((row) => row.inserted).length;
+  return { inserted, updated: rows.length - inserted, unchanged: inputs.length - rows.length };
+}
+
+export interface AlsoLikedOptions {
+  /** A rating at least this high counts as "liked" (Book-Crossing rates 1 to 10; default 6). */
+  minRating?: number;
+  /** Two books are related only when at least this many readers liked both (default 2). */
+  minCoReaders?: number;
+  /** Readers who liked more books than this are left out: bulk raters add noise and quadratic cost (default 500). */
+  maxLikesPerReader?: number;
+  /** Co-readers from which a pair's score is trusted fully; below, it is scaled by co / this (default 10). */
+  fullConfidenceAt?: number;
+  /** Related books kept per book (default 20). */
+  limit?: number;
+}
+
+export interface AlsoLikedOutcome {
+  /** Books that have a list now. */
+  books: number;
+  /** Books whose list was created, changed or removed; an 'update' change was recorded for each. */
+  changed: string[];
+}
+
+// Any constant works; it only has to be the same for every process that derives.
+const DERIVE_LOCK = 7_340_030;
+
+/**
+ * Derives "readers of X also liked Y" from all ratings and stores it, in one transaction:
+ *
+ *   score(X, Y) = co(X, Y) / sqrt(n(X) * n(Y)) * min(co(X, Y), C) / C
+ *
+ * where n(B) is the number of readers who liked B and co(X, Y) those who liked both: the cosine
+ * similarity of the two books' sets of readers, so that a bestseller everyone liked does not top
+ * every list, damped while few readers support it (significance weighting, C = fullConfidenceAt),
+ * so that two obscure books sharing two readers do not outrank a well-supported pair. Pairs need at
+ * least `minCoReaders` readers in common; another edition of the book's own work is never related,
+ * and a list holds at most one edition of any work; ties go to the larger co-readership, then the id. Every book whose list changed
+ * gets an 'update' change in the change sequence, so `bookmeta sync` reindexes it.
+ */
+export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}): Promise<AlsoLikedOutcome> {
+  const minRating = options.minRating ?? 6;
+  const minCoReaders = options.minCoReaders ?? 2;
+  const maxLikes = options.maxLikesPerReader ?? 500;
+  const limit = options.limit ?? 20;
+  const fullConfidence = options.fullConfidenceAt ?? 10;
+  return withTransaction(pool, async (client) => {
+    await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
+    await client.query(
+      `create temp table derived_also_liked on commit drop as
+       with liked as (
+         select r.user_id, b.id as book_id, b.work_id
+           from ratings r join books b on b.id = r.book_id and b.merged_into is null
+          where r.rating >= $1
+       ),
+       readers as (
+         select user_id from liked group by user_id having count(*) between 2 and $2
+       ),
+       kept as (
+         select liked.* from liked join readers using (user_id)
+       ),
+       popularity as (
+         select book_id, count(*)::float8 as n from kept group by book_id
+       ),
+       pairs as (
+         select x.book_id as x, y.book_id as y, y.work_id as y_work, count(*) as co
+           from kept x join kept y on y.user_id = x.user_id and y.work_id <> x.work_id
+          group by x.book_id, y.book_id, y.work_id
+         having count(*) >= $3
+       ),
+       scored as (
+         select p.x, p.y, p.y_work, p.co,
+                p.co / sqrt(px.n * py.n) * least(p.co, $5)::float8 / $5 as score
+           from pairs p join popularity px on px.book_id = p.x join popularity py on py.book_id = p.y
+       ),
+       one_per_work as (
+         select distinct on (x, y_work) x, y, co, score from scored order by x, y_work, score desc, co desc, y
+       ),
+       ranked as (
+         select x, y, row_number() over (partition by x order by score desc, co desc, y) as rank from one_per_work
+       )
+       select x as book_id, array_agg(y order by rank) as liked from ranked where rank <= $4 group by x`,
+      [minRating, maxLikes, minCoReaders, limit, fullConfidence],
+    );
+    const { rows: upserted } = await client.query<{ book_id: string }>(
+      `insert into book_also_liked (book_id, liked)
+       select book_id, liked from derived_also_liked
+       on conflict (book_id) do update set liked = excluded.liked, computed_at = now()
+         where book_also_liked.liked is distinct from excluded.liked
+       returning book_id`,
+    );
+    const { rows: removed } = await client.query<{ book_id: string }>(
+      `delete from book_also_liked o
+        where not exists (select 1 from derived_also_liked d where d.book_id = o.book_id)
+       returning book_id`,
+    );
+    const { rows: total } = await client.query<{ n: number }>('select count(*)::int as n from derived_also_liked');
+    // Only live books have documents; a removed list of a merged book needs no reindex.
+    const changedIds = [...new Set([...upserted, ...removed].map((row) => row.book_id))];
+    const { rows: live } = await client.query<{ id: string }>(
+      'select id from books where id = any($1::text[]) and merged_into is null order by id',
+      [changedIds],
+    );
+    const changed = live.map((row) => row.id);
+    await recordChanges(client, changed.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
+    return { books: total[0]?.n ?? 0, changed };
+  });
+}
+
+/** The stored "also liked" list of a book (empty when none). */
+export async function alsoLikedOf(db: Queryable, bookId: string): Promise<string[]> {
+  const { rows } = await db.query<{ liked: string[] }>('select liked from book_also_liked where book_id = $1', [bookId]);
+  return rows[0]?.liked ?? [];
+}

@@ -1,0 +1,71 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { projectPath } from '../src/paths.js';
+import type { RunningServer } from '../src/server.js';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+
+/**
+ * The MCP Inspector's command-line mode against a running server, as a developer would point it at
+ * the service. The installed devDependency is run directly: no download at test time.
+ */
+const INSPECTOR = projectPath('node_modules', '.bin', 'mcp-inspector');
+
+let world: TestWorld;
+let server: RunningServer;
+let auth: { Authorization: string };
+
+test.before(async () => {
+  world = await createWorld();
+  await loadSampleCatalogue(world);
+  server = await startTestServer(world);
+  ({ auth } = await newKey(world));
+});
+test.after.always(async () => {
+  await server?.stop();
+  await world?.destroy();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function inspector(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(INSPECTOR, ['--cli', `${server.url}/mcp`, '--transport', 'http', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const withKey = (): string[] => ['--header', `Authorization: ${auth.Authorization}`];
+
+test('the Inspector CLI lists the tools, sending the key as an Authorization header', async (t) => {
+  const run = await inspector([...withKey(), '--method', 'tools/list']);
+  t.is(run.code, 0, run.stderr);
+  const { tools } = JSON.parse(run.stdout) as { tools: { name: string; description: string; inputSchema: { type: string } }[] };
+  t.true(tools.length >= 5);
+  t.true(['lookup_isbn', 'get_book', 'get_work', 'get_author', 'list_changes'].every((name) => tools.some((tool) => tool.name === name)));
+  t.true(tools.every((tool) => tool.description.length > 0 && tool.inputSchema.type === 'object'));
+});
+
+test('the Inspector CLI calls lookup_isbn and gets the JSON GET /v1/isbn answers', async (t) => {
+  const run = await inspector([...withKey(), '--method', 'tools/call', '--tool-name', 'lookup_isbn', '--tool-arg', 'isbn=9780439023481']);
+  t.is(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as { content: { type: string; text: string }[]; isError?: boolean };
+  t.falsy(result.isError);
+  const expected = await (await fetch(`${server.url}/v1/isbn/9780439023481`, { headers: auth })).text();
+  t.is(result.content[0]!.text, expected);
+});
+
+test('without a key the Inspector CLI cannot connect, and shows the API\'s 401 body', async (t) => {
+  const run = await inspector(['--method', 'tools/list']);
+  t.is(run.code, 1);
+  t.true(run.stderr.includes('{"error":{"code":"unauthorized","message":"Authorization header is required: Bearer <API key>"}}'), run.stderr);
+});

@@ -1,0 +1,321 @@
+import test from 'ava';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RunningServer } from '../src/server.js';
+import { merge } from '../src/services/merge.js';
+import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+
+let world: TestWorld;
+let server: RunningServer;
+let key: Awaited<ReturnType<typeof newKey>>;
+
+test.before(async () => {
+  world = await createWorld();
+  await loadSampleCatalogue(world);
+  server = await startTestServer(world, { rateLimitMax: 100_000 });
+  key = await newKey(world);
+});
+test.after.always(async () => {
+  await server?.stop();
+  await world?.destroy();
+});
+
+interface TextContent {
+  type: 'text';
+  text: string;
+}
+interface ToolResult {
+  content: TextContent[];
+  isError?: boolean;
+}
+
+/** The SDK's own client over streamable HTTP, sending the key the way an MCP client configuration does. */
+async function connect(url = server.url, auth: Record<string, string> = key.auth): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'bookmeta-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: auth } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as unknown as ToolResult;
+}
+
+/** The HTTP API's answer, as bytes (redirects not followed, as a 301 is part of the answer). */
+async function http(path: string, auth: Record<string, string> = key.auth): Promise<{ status: number; text: string; location: string | null }> {
+  const response = await fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
+  return { status: response.status, text: await response.text(), location: response.headers.get('location') };
+}
+
+/** One raw MCP message over POST /mcp, as any streamable-HTTP client sends it. */
+function postMcp(url: string, message: unknown, auth: Record<string, string> = key.auth): Promise<Response> {
+  return fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(message),
+  });
+}
+
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const toolCall = (name: string, args: Record<string, unknown>, id = 2) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+const HUNGER_GAMES = '9780439023481';
+
+const liveBooks = async (count: number, offset: number): Promise<{ id: string; isbn_13: string }[]> =>
+  (await world.db.query('select id, isbn_13 from books where merged_into is null and isbn_13 is not null order by id offset $1 limit $2', [offset, count])).rows;
+
+test('the SDK client initializes with the API key, sees the server and its instructions, and gets no session', async (t) => {
+  const { client, transport } = await connect();
+  try {
+    t.is(client.getServerVersion()?.name, 'bookmeta');
+    t.deepEqual(client.getServerCapabilities()?.tools, {});
+    t.regex(client.getInstructions() ?? '', /same JSON as the HTTP API/);
+    t.is(transport.sessionId, undefined);
+  } finally {
+    await client.close();
+  }
+});
+
+test('tools/list offers one tool per capability, each described for a model and with an object input schema', async (t) => {
+  const { client } = await connect();
+  try {
+    const { tools } = await client.listTools();
+    t.deepEqual(tools.map((tool) => tool.name).sort(), ['get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn']);
+    for (const tool of tools) {
+      t.true((tool.description ?? '').length > 150, tool.name);
+      t.is(tool.inputSchema.type, 'object', tool.name);
+      t.true((tool.inputSchema.required ?? []).length >= 1, tool.name);
+      t.is(tool.annotations?.readOnlyHint, true, tool.name);
+    }
+    const changes = tools.find((tool) => tool.name === 'list_changes')!;
+    t.regex(changes.description!, /cursor/);
+    t.deepEqual(changes.inputSchema.required, ['since']);
+  } finally {
+    await client.close();
+  }
+});
+
+test('each tool answers byte for byte what the HTTP API answers for the same request', async (t) => {
+  const book = JSON.parse((await http(`/v1/isbn/${HUNGER_GAMES}`)).text) as { id: string; work_id: string; authors: { id: string }[] };
+  const cases: [tool: string, args: Record<string, unknown>, path: string][] = [
+    ['lookup_isbn', { isbn: HUNGER_GAMES }, `/v1/isbn/${HUNGER_GAMES}`],
+    ['lookup_isbn', { isbn: '0-439-02348-3' }, '/v1/isbn/0-439-02348-3'],
+    ['get_book', { id: book.id }, `/v1/books/${book.id}`],
+    ['get_work', { id: book.work_id }, `/v1/works/${book.work_id}`],
+    ['get_author', { id: book.authors[0]!.id }, `/v1/authors/${book.authors[0]!.id}`],
+    ['list_changes', { since: '0', limit: 5 }, '/v1/changes?since=0&limit=5'],
+    ['list_changes', { since: '0' }, '/v1/changes?since=0'],
+  ];
+  const { client } = await connect();
+  try {
+    for (const [tool, args, path] of cases) {
+      const expected = await http(path);
+      t.is(expected.status, 200, path);
+      const result = await callTool(client, tool, args);
+      t.falsy(result.isError, tool);
+      t.is(result.content.length, 1, tool);
+      t.is(result.content[0]!.text, expected.text, `${tool} ${JSON.stringify(args)}`);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+test('an ISBN or a cursor sent as a JSON number is read as its digits, as clients like the MCP Inspector send them', async (t) => {
+  const { client } = await connect();
+  try {
+    const byNumber = await callTool(client, 'lookup_isbn', { isbn: Number(HUNGER_GAMES) });
+    t.is(byNumber.content[0]!.text, (await http(`/v1/isbn/${HUNGER_GAMES}`)).text);
+    const changes = await callTool(client, 'list_changes', { since: 0, limit: 3 });
+    t.is(changes.content[0]!.text, (await http('/v1/changes?since=0&limit=3')).text);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a failing tool answers the HTTP API\'s error JSON for the same request, with isError set', async (t) => {
+  const cases: [tool: string, args: Record<string, unknown>, path: string, status: number][] = [
+    ['lookup_isbn', { isbn: '9780439023482' }, '/v1/isbn/9780439023482', 400],
+    ['lookup_isbn', { isbn: '9780306406157' }, '/v1/isbn/9780306406157', 404],
+    ['get_book', { id: 'bk_0000000000zz' }, '/v1/books/bk_0000000000zz', 404],
+    ['get_work', { id: 'nonsense' }, '/v1/works/nonsense', 404],
+    ['get_author', { id: 'au_0000000000zz' }, '/v1/authors/au_0000000000zz', 404],
+    ['list_changes', {}, '/v1/changes', 400],
+    ['list_changes', { since: 'abc' }, '/v1/changes?since=abc', 400],
+    ['list_changes', { since: '0', limit: 5000 }, '/v1/changes?since=0&limit=5000', 400],
+  ];
+  const { client } = await connect();
+  try {
+    for (const [tool, args, path, status] of cases) {
+      const expected = await http(path);
+      t.is(expected.status, status, path);
+      const result = await callTool(client, tool, args);
+      t.true(result.isError, `${tool} ${JSON.stringify(args)}`);
+      t.is(result.content[0]!.text, expected.text, `${tool} ${JSON.stringify(args)}`);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+test('arguments that do not fit the schema are a bad_request in the API\'s error shape', async (t) => {
+  const { client } = await connect();
+  try {
+    const wrongType = await callTool(client, 'lookup_isbn', { isbn: true });
+    t.true(wrongType.isError);
+    t.deepEqual(JSON.parse(wrongType.content[0]!.text), { error: { code: 'bad_request', message: 'isbn must be a string such as "978-0-439-02348-1"' } });
+    const missing = await callTool(client, 'get_book', {});
+    t.deepEqual(JSON.parse(missing.content[0]!.text), { error: { code: 'bad_request', message: 'id is required' } });
+    const fraction = await callTool(client, 'list_changes', { since: '0', limit: 1.5 });
+    t.is((JSON.parse(fraction.content[0]!.text) as { error: { code: string } }).error.code, 'bad_request');
+  } finally {
+    await client.close();
+  }
+});
+
+test('an unknown tool is a JSON-RPC invalid-params error, not a tool result', async (t) => {
+  const response = await postMcp(server.url, toolCall('delete_everything', {}));
+  t.is(response.status, 200);
+  const body = (await response.json()) as { error?: { code: number; message: string } };
+  t.is(body.error?.code, -32602);
+  t.regex(body.error!.message, /unknown tool delete_everything/);
+});
+
+test('a merged id resolves to the survivor: the JSON GET <Location> answers, and a note naming the survivor', async (t) => {
+  const [from, into] = await liveBooks(2, 40);
+  t.true((await merge(world.db, world.cache, 'book', from!.id, into!.id)).merged);
+  const redirect = await http(`/v1/books/${from!.id}`);
+  t.is(redirect.status, 301);
+  const survivor = await http(redirect.location!);
+  t.is(survivor.status, 200);
+
+  const { client } = await connect();
+  try {
+    for (const [tool, args] of [['get_book', { id: from!.id }], ['lookup_isbn', { isbn: from!.isbn_13 }]] as const) {
+      const result = await callTool(client, tool, args);
+      t.falsy(result.isError, tool);
+      t.is(result.content[0]!.text, survivor.text, tool);
+      t.is(result.content.length, 2, tool);
+      t.regex(result.content[1]!.text, new RegExp(`was merged into ${into!.id}.*GET /v1/books/${into!.id}`), tool);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });
+
+test('without an Authorization header, initialize is a 401 with the API\'s error body, and the SDK client reports it', async (t) => {
+  const response = await postMcp(server.url, initialize, {});
+  t.is(response.status, 401);
+  t.is(response.headers.get('www-authenticate'), 'Bearer');
+  const expected = unauthorizedBody('Authorization header is required: Bearer <API key>');
+  t.is(await response.text(), expected);
+  t.is((await http('/v1/isbn/9780439023481', {})).text, expected);
+
+  const client = new Client({ name: 'bookmeta-test', version: '1.0.0' });
+  const error = await t.throwsAsync(client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url))));
+  t.is((error as Error & { code?: number }).code, 401);
+  t.true(error!.message.includes(expected));
+});
+
+test('"Bearer" twice and a malformed key are 401 before any MCP message is handled, a tool call included', async (t) => {
+  const cases: [authorization: string, message: string][] = [
+    [`Bearer ${key.auth.Authorization}`, 'API key is malformed: expected svc_live_<kid>_<secret>'],
+    ['Bearer svc_live_nokid', 'API key is malformed: expected svc_live_<kid>_<secret>'],
+    [`Bearer svc_live_${key.kid}_${'b'.repeat(52)}`, 'API key is not valid'],
+  ];
+  for (const [authorization, message] of cases) {
+    for (const message_ of [initialize, toolCall('lookup_isbn', { isbn: HUNGER_GAMES })]) {
+      const response = await postMcp(server.url, message_, { Authorization: authorization });
+      t.is(response.status, 401, authorization);
+      t.is(await response.text(), unauthorizedBody(message), authorization);
+    }
+  }
+});
+
+test('a revoked key is a 401 on initialize within 5 seconds of revocation', async (t) => {
+  const doomed = await newKey(world, 'doomed');
+  t.is((await postMcp(server.url, initialize, doomed.auth)).status, 200);
+  await revokeApiKey(world.db, doomed.kid);
+  const revokedAt = Date.now();
+  let response = await postMcp(server.url, initialize, doomed.auth);
+  while (response.status !== 401 && Date.now() - revokedAt < 5_000) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    response = await postMcp(server.url, initialize, doomed.auth);
+  }
+  t.is(response.status, 401);
+  t.is(await response.text(), unauthorizedBody('API key has been revoked'));
+});
+
+test('MCP calls and /v1 calls spend one rate budget: past it, both paths answer 429 rate_limited', async (t) => {
+  const small = await startTestServer(world, { rateLimitMax: 10 });
+  try {
+    const { auth } = await newKey(world, 'budget');
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const direct = await fetch(`${small.url}/v1/isbn/${HUNGER_GAMES}`, { headers: auth });
+      t.is(direct.status, 200);
+      remaining.push(direct.headers.get('ratelimit-remaining')!);
+      const viaMcp = await postMcp(small.url, toolCall('lookup_isbn', { isbn: HUNGER_GAMES }), auth);
+      t.is(viaMcp.status, 200);
+      remaining.push(viaMcp.headers.get('ratelimit-remaining')!);
+    }
+    t.deepEqual(remaining, ['9', '8', '7', '6', '5', '4', '3', '2', '1', '0']);
+
+    const limitedMcp = await postMcp(small.url, toolCall('lookup_isbn', { isbn: HUNGER_GAMES }), auth);
+    t.is(limitedMcp.status, 429);
+    t.is(((await limitedMcp.json()) as { error: { code: string } }).error.code, 'rate_limited');
+    t.truthy(limitedMcp.headers.get('retry-after'));
+    const limitedDirect = await fetch(`${small.url}/v1/isbn/${HUNGER_GAMES}`, { headers: auth });
+    t.is(limitedDirect.status, 429);
+    t.is(((await limitedDirect.json()) as { error: { code: string } }).error.code, 'rate_limited');
+  } finally {
+    await small.stop();
+  }
+});
+
+test('every POST /mcp is metered once, a tool call under its tool name', async (t) => {
+  const { kid, auth } = await newKey(world, 'metered');
+  const { client } = await connect(server.url, auth);
+  await client.listTools();
+  await client.callTool({ name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } });
+  await client.callTool({ name: 'get_book', arguments: { id: 'bk_0000000000zz' } });
+  await client.close();
+  await server.services.meter!.flush();
+  const { rows } = await world.db.query<{ method: string; route: string; status: number }>(
+    'select method, route, status from usage where kid = $1 order by at, id',
+    [kid],
+  );
+  const posts = rows.filter((row) => row.method === 'POST');
+  t.deepEqual(posts.map((row) => row.route), ['/mcp', '/mcp', '/mcp', '/mcp tools/call lookup_isbn', '/mcp tools/call get_book']);
+  t.true(posts.every((row) => row.status === 200 || row.status === 202));
+  // The SDK client also tries GET /mcp for a server-sent stream; that call is metered (405) like any other.
+  t.true(rows.filter((row) => row.method !== 'POST').every((row) => row.route === '/mcp' && row.status === 405));
+});
+
+test('the endpoint is stateless: no session id, and a tool call needs no initialize on the same instance', async (t) => {
+  const other = await startTestServer(world, { rateLimitMax: 100_000 });
+  try {
+    const initialized = await postMcp(server.url, initialize);
+    t.is(initialized.status, 200);
+    t.is(initialized.headers.get('mcp-session-id'), null);
+    const called = await postMcp(other.url, toolCall('lookup_isbn', { isbn: HUNGER_GAMES }));
+    t.is(called.status, 200);
+    const body = (await called.json()) as { result: ToolResult };
+    t.is(body.result.content[0]!.text, (await http(`/v1/isbn/${HUNGER_GAMES}`)).text);
+  } finally {
+    await other.stop();
+  }
+});
+
+test('GET and DELETE on /mcp answer 405 in the API\'s error shape: there is no stream or session to open or end', async (t) => {
+  for (const method of ['GET', 'DELETE']) {
+    const response = await fetch(`${server.url}/mcp`, { method, headers: key.auth });
+    t.is(response.status, 405, method);
+    t.is(response.headers.get('allow'), 'POST', method);
+    t.is(((await response.json()) as { error: { code: string } }).error.code, 'method_not_allowed', method);
+  }
+});

@@ -1,0 +1,196 @@
+import test from 'ava';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { authorKey } from '../src/domain/names.js';
+import { aliasTargets, strayIndices } from '../src/stores/elasticsearch/indices.js';
+import { recordChanges } from '../src/stores/postgres/changes.js';
+import { mergeEntities } from '../src/stores/postgres/merges.js';
+import { withTransaction } from '../src/stores/postgres/pool.js';
+import { projectPath } from '../src/paths.js';
+import { reindex } from '../loader/index/reindex.js';
+import { syncOnce } from '../loader/index/sync.js';
+import { createWorld, type TestWorld } from './helpers/env.js';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
+import { runCli } from './helpers/processes.js';
+
+let world: TestWorld;
+let deps: ReturnType<typeof loaderDeps>;
+test.before(async () => {
+  world = await createWorld();
+  deps = loaderDeps(world);
+  await loadSampleCatalogue(world);
+});
+test.after.always(async () => {
+  await deps?.close();
+  await world?.destroy();
+});
+
+async function retitle(bookId: string, title: string): Promise<void> {
+  await withTransaction(world.db, async (client) => {
+    await client.query('update books set title = $2, updated_at = now() where id = $1', [bookId, title]);
+    await recordChanges(client, [{ entity: 'book', id: bookId, operation: 'update' }]);
+  });
+}
+
+async function liveBooks(limit: number): Promise<{ id: string; title: string; work_id: string }[]> {
+  const { rows } = await world.db.query('select id, title, work_id from books where merged_into is null order by id limit $1', [limit]);
+  return rows;
+}
+
+test.serial('reindex builds versioned indices behind the aliases with every live book and author', async (t) => {
+  const results = await reindex(deps, 'all', { progress: false });
+  t.is(results.length, 2);
+  for (const result of results) {
+    t.regex(result.index, new RegExp(`^${result.alias}-v\\d+$`));
+    t.deepEqual(await aliasTargets(deps.es, result.alias), [result.index]);
+  }
+  await assertIndexMatches(t, deps);
+
+  const books = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases.books);
+  const hunger = [...books.values()].find((book) => book.isbn_13 === '9780439023481')!;
+  t.deepEqual(Object.keys(hunger), [
+    'id', 'work_id', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'author_ids', 'author_names',
+    'publisher', 'year', 'language', 'pages', 'cover_url', 'popularity', 'average_rating', 'also_liked', 'updated_seq',
+  ]);
+  t.is(hunger.title, 'The Hunger Games');
+  t.deepEqual(hunger.author_names, ['Suzanne Collins']);
+  t.is(hunger.popularity, 4780653);
+  t.is(hunger.updated_seq, results[0]!.snapshotSeq);
+
+  const authors = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases.authors);
+  const collins = [...authors.values()].find((author) => author.name === 'Suzanne Collins')!;
+  t.is(collins.name_key, authorKey('Suzanne Collins'));
+  const { rows } = await world.db.query(
+    `select sum(b.popularity)::bigint as popularity, count(distinct b.work_id)::int as works from book_authors ba
+       join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = $1`,
+    [collins.id],
+  );
+  t.is(collins.popularity, rows[0].popularity);
+  t.is(collins.work_count, rows[0].works);
+});
+
+test.serial('search answers throughout a reindex and changes committed during it are not lost', async (t) => {
+  const [first, second, third, fourth] = await liveBooks(4);
+  const before = await aliasTargets(deps.es, deps.aliases.books);
+  let searches = 0;
+  let failures = 0;
+  let empty = 0;
+  let running = true;
+  const searching = (async () => {
+    while (running) {
+      try {
+        const response = await deps.es.search({ index: deps.aliases.books, size: 1, query: { match_all: {} } });
+        searches += 1;
+        if (response.hits.hits.length === 0) empty += 1;
+      } catch {
+        failures += 1;
+      }
+      await sleep(5);
+    }
+  })();
+
+  const results = await reindex(deps, 'books', {
+    progress: false,
+    batchSize: 50,
+    maxRate: 1_000,
+    hooks: {
+      // Committed after the snapshot was taken: the snapshot does not hold these.
+      afterSnapshot: async () => {
+        await retitle(first!.id, 'Changed While Streaming');
+        const outcome = await mergeEntities(world.db, 'book', second!.id, third!.id);
+        t.true(outcome.merged);
+      },
+      // Committed after the catch-up, just before the swap.
+      beforeSwap: async () => {
+        await retitle(fourth!.id, 'Changed Before The Swap');
+      },
+    },
+  });
+  running = false;
+  await searching;
+
+  t.true(searches > 20, `only ${searches} searches ran`);
+  t.is(failures, 0);
+  t.is(empty, 0);
+  t.notDeepEqual(await aliasTargets(deps.es, deps.aliases.books), before);
+  t.deepEqual(await strayIndices(deps.es, deps.aliases.books), [], 'the old index is dropped');
+  const books = await allDocuments<{ title: string }>(deps.es, deps.aliases.books);
+  t.is(books.get(first!.id)?.title, 'Changed While Streaming');
+  t.is(books.get(fourth!.id)?.title, 'Changed Before The Swap');
+  t.false(books.has(second!.id), 'the merged book left the index');
+  t.true(books.has(third!.id));
+  t.true(results[0]!.completeUpTo > results[0]!.snapshotSeq);
+  // The authors index did not see those changes yet; sync brings it up to date.
+  await syncOnce(deps);
+  await assertIndexMatches(t, deps);
+});
+
+test.serial('the CLI reindexes, prints a summary and the loader status agrees with PostgreSQL', async (t) => {
+  const result = await runCli(world.env, ['reindex', 'all', '--no-progress']);
+  t.is(result.code, 0, result.stderr);
+  t.regex(result.stdout, /books-v\d+\s+\d+\s+\d+/);
+  const status = await runCli(world.env, ['loader', 'status', '--json']);
+  t.is(status.code, 0, status.stderr);
+  const parsed = JSON.parse(status.stdout) as { lagChanges: number; indices: { documents: number; live: number; targets: string[]; others: string[] }[] };
+  t.is(parsed.lagChanges, 0);
+  for (const index of parsed.indices) {
+    t.is(index.documents, index.live);
+    t.is(index.targets.length, 1);
+    t.deepEqual(index.others, []);
+  }
+  const text = await runCli(world.env, ['loader', 'status']);
+  t.regex(text.stdout, /sync checkpoint: \d+ of \d+/);
+  t.regex(text.stdout, /lag: 0 changes/);
+});
+
+/** Spawns `bookmeta reindex books` and SIGKILLs it `delayMs` after it logs `message`. */
+async function killReindexAt(message: string, delayMs: number): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', projectPath('src', 'cli.ts'), 'reindex', 'books', '--batch-size', '20', '--max-rate', '400', '--no-progress'],
+    { env: { ...world.env, LOG_LEVEL: 'info' }, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const lines = createInterface({ input: child.stderr! });
+  await new Promise<void>((resolve) => {
+    lines.on('line', (line) => {
+      if (line.includes(`"msg":"${message}"`)) setTimeout(resolve, delayMs);
+    });
+    void exited.then(() => resolve());
+  });
+  child.kill('SIGKILL');
+  await exited;
+}
+
+test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex drops the leftover index', async (t) => {
+  const phases: [string, number][] = [
+    ['reindex started', 0], // index created, streaming starts
+    ['reindex started', 600], // streaming
+    ['counts checked', 0], // under the sync lock, about to swap
+    ['alias swapped', 0], // swapped, old index not dropped yet
+  ];
+  await reindex(deps, 'all', { progress: false });
+  for (const [message, delayMs] of phases) {
+    const [book] = await liveBooks(1);
+    const aliasBefore = await aliasTargets(deps.es, deps.aliases.books);
+    await retitle(book!.id, `Retitled Before Killed Reindex ${message} ${delayMs}`);
+    await killReindexAt(message, delayMs);
+    // Whatever phase it died in, the alias points at one complete index and search answers.
+    const targets = await aliasTargets(deps.es, deps.aliases.books);
+    t.is(targets.length, 1);
+    const { count } = await deps.es.count({ index: deps.aliases.books });
+    t.true(count > 0);
+    const leftovers = await strayIndices(deps.es, deps.aliases.books);
+    t.log(`killed ${delayMs} ms after "${message}": alias ${targets[0] === aliasBefore[0] ? 'kept' : 'swapped'}, ${leftovers.length} leftover indices`);
+    await retitle(book!.id, `Retitled After Killed Reindex ${message} ${delayMs}`);
+    await syncOnce(deps);
+    await assertIndexMatches(t, deps);
+  }
+  const rerun = await runCli(world.env, ['reindex', 'books', '--no-progress']);
+  t.is(rerun.code, 0, rerun.stderr);
+  t.deepEqual(await strayIndices(deps.es, deps.aliases.books), []);
+  await syncOnce(deps);
+  await assertIndexMatches(t, deps);
+});

@@ -1,0 +1,233 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { projectPath } from '../src/paths.js';
+import { BulkWriter } from '../src/stores/elasticsearch/bulk.js';
+import { readCheckpoint } from '../src/stores/postgres/checkpoints.js';
+import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/changes.js';
+import { mergeEntities } from '../src/stores/postgres/merges.js';
+import { withTransaction } from '../src/stores/postgres/pool.js';
+import { reindex } from '../loader/index/reindex.js';
+import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../loader/index/sync.js';
+import { createWorld, type TestWorld } from './helpers/env.js';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
+import { runCli } from './helpers/processes.js';
+
+let world: TestWorld;
+let deps: ReturnType<typeof loaderDeps>;
+test.before(async () => {
+  world = await createWorld();
+  deps = loaderDeps(world);
+  await loadSampleCatalogue(world);
+  await reindex(deps, 'all', { progress: false });
+});
+test.after.always(async () => {
+  await deps?.close();
+  await world?.destroy();
+});
+
+async function retitle(bookIds: string[], title: (id: string) => string): Promise<void> {
+  await withTransaction(world.db, async (client) => {
+    for (const id of bookIds) await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title(id)]);
+    await recordChanges(client, bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
+  });
+}
+
+async function liveBooks(limit: number, offset = 0): Promise<string[]> {
+  const { rows } = await world.db.query<{ id: string }>('select id from books where merged_into is null order by id limit $1 offset $2', [limit, offset]);
+  return rows.map((row) => row.id);
+}
+
+async function checkpoint(): Promise<number> {
+  return (await readCheckpoint(world.db, SYNC_CHECKPOINT))?.seq ?? 0;
+}
+
+test.serial('sync applies updates and merges: merged ids leave the index, survivors and renamed authors are refreshed', async (t) => {
+  const [updated] = await liveBooks(1);
+  await retitle([updated!], () => 'A Title Sync Must Carry');
+
+  // Two editions credited to different authors: merging them moves ratings and credits.
+  const { rows: pair } = await world.db.query<{ from_id: string; into_id: string }>(
+    `select a.id as from_id, b.id as into_id from books a join books b on b.work_id = a.work_id and b.id > a.id
+      where a.merged_into is null and b.merged_into is null limit 1`,
+  );
+  const { from_id: fromBook, into_id: intoBook } = pair[0]!;
+  t.true((await mergeEntities(world.db, 'book', fromBook, intoBook)).merged);
+
+  // Merging an author rewrites the author list of every book credited to it.
+  const { rows: authors } = await world.db.query<{ id: string; name: string }>(
+    `select a.id, a.name from authors a where a.merged_into is null
+       and exists (select 1 from book_authors ba join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = a.id)
+     order by a.id limit 2`,
+  );
+  const [gone, survivor] = authors as [{ id: string; name: string }, { id: string; name: string }];
+  t.true((await mergeEntities(world.db, 'author', gone.id, survivor.id)).merged);
+
+  const before = await checkpoint();
+  const result = await syncOnce(deps);
+  t.true(result.changes > 0);
+  t.is(await checkpoint(), await lastSeq(world.db));
+  t.true((await checkpoint()) > before);
+
+  const books = await allDocuments<{ title: string; author_ids: string[]; author_names: string[] }>(deps.es, deps.aliases.books);
+  t.is(books.get(updated!)?.title, 'A Title Sync Must Carry');
+  t.false(books.has(fromBook));
+  t.true(books.has(intoBook));
+  const credited = [...books.values()].filter((book) => book.author_ids.includes(survivor.id));
+  t.true(credited.length > 0);
+  t.false([...books.values()].some((book) => book.author_ids.includes(gone.id)));
+  const authorDocs = await allDocuments(deps.es, deps.aliases.authors);
+  t.false(authorDocs.has(gone.id));
+  t.true(authorDocs.has(survivor.id));
+  await assertIndexMatches(t, deps);
+
+  // Nothing new: a second run applies nothing.
+  t.is((await syncOnce(deps)).changes, 0);
+});
+
+test.serial('an older write never overwrites a newer one, nor brings a deleted document back', async (t) => {
+  const [book] = await liveBooks(1, 5);
+  await retitle([book!], () => 'Newest Title');
+  await syncOnce(deps);
+  const doc = (await allDocuments<{ title: string; updated_seq: number }>(deps.es, deps.aliases.books)).get(book!)!;
+  t.is(doc.title, 'Newest Title');
+
+  // A late writer holding a document built before that change (lower version) is refused.
+  const writer = new BulkWriter(deps.es, { requireAlias: true });
+  await writer.index(deps.aliases.books, book!, doc.updated_seq - 1, JSON.stringify({ ...doc, title: 'Stale Title', updated_seq: doc.updated_seq - 1 }));
+  await writer.flush();
+  t.is(writer.stats.stale, 1);
+  t.is((await allDocuments<{ title: string }>(deps.es, deps.aliases.books)).get(book!)?.title, 'Newest Title');
+
+  // Replaying an old page again is harmless too (its version is lower than what is indexed).
+  const old = await readChanges(world.db, 0, 10);
+  const stats = await applyChanges(deps, old, { books: deps.aliases.books, authors: deps.aliases.authors, aliases: true });
+  t.is(stats.bulk.indexed, 0);
+
+  // A merged book is deleted at the merge's seq; an older write of it cannot resurrect it.
+  const [from, into] = await liveBooks(2, 10);
+  t.true((await mergeEntities(world.db, 'book', from!, into!)).merged);
+  await syncOnce(deps);
+  const late = new BulkWriter(deps.es, { requireAlias: true });
+  await late.index(deps.aliases.books, from!, (await checkpoint()) - 1, JSON.stringify({ ...doc, id: from }));
+  await late.flush();
+  t.is(late.stats.stale, 1);
+  t.false((await allDocuments(deps.es, deps.aliases.books)).has(from!));
+});
+
+test.serial('the checkpoint does not move when Elasticsearch does not acknowledge', async (t) => {
+  const [book] = await liveBooks(1, 20);
+  await retitle([book!], () => 'Not Yet Acknowledged');
+  const before = await checkpoint();
+  // Writes through an alias that does not exist are refused (require_alias): nothing is acknowledged.
+  const broken = { ...deps, aliases: { books: `${world.config.indexPrefix}missing-books`, authors: `${world.config.indexPrefix}missing-authors` } };
+  await t.throwsAsync(syncOnce(broken));
+  t.is(await checkpoint(), before);
+  await syncOnce(deps);
+  t.true((await checkpoint()) > before);
+  t.is((await allDocuments<{ title: string }>(deps.es, deps.aliases.books)).get(book!)?.title, 'Not Yet Acknowledged');
+});
+
+test.serial('ratings changes reach the index through sync', async (t) => {
+  const [a, b] = await liveBooks(2, 30);
+  await withTransaction(world.db, async (client) => {
+    await client.query(`insert into book_also_liked (book_id, liked) values ($1, $2)`, [a, [b]]);
+    await recordChanges(client, [{ entity: 'book', id: a!, operation: 'update' }]);
+  });
+  await syncOnce(deps);
+  t.deepEqual((await allDocuments<{ also_liked: string[] }>(deps.es, deps.aliases.books)).get(a!)?.also_liked, [b]);
+});
+
+interface Follower {
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+  kill(): Promise<void>;
+}
+
+function spawnFollow(): Promise<Follower> {
+  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'sync', '--follow', '--page-size', '25'], {
+    env: { ...world.env, LOG_LEVEL: 'info' },
+    cwd: projectPath(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stderr! });
+  return new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (line.includes('"msg":"sync following the change sequence"')) {
+        resolve({
+          async stop(signal) {
+            child.kill(signal);
+            return exited;
+          },
+          async kill() {
+            child.kill('SIGKILL');
+            await exited;
+          },
+        });
+      }
+    });
+    void exited.then((code) => reject(new Error(`sync exited with ${code} before following`)));
+  });
+}
+
+async function waitForTitle(bookId: string, title: string, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    const response = await deps.es.search({ index: deps.aliases.books, size: 1, query: { bool: { filter: [{ term: { id: bookId } }, { term: { 'title.keyword': title } }] } } });
+    if (response.hits.hits.length > 0) return performance.now() - started;
+    await sleep(20);
+  }
+  throw new Error(`${title} not searchable within ${timeoutMs} ms`);
+}
+
+test.serial('sync --follow makes a committed change searchable within seconds and stops cleanly on SIGTERM', async (t) => {
+  const follower = await spawnFollow();
+  const [book] = await liveBooks(1, 40);
+  await retitle([book!], () => 'Followed Closely');
+  const lag = await waitForTitle(book!, 'Followed Closely', 10_000);
+  t.log(`commit to searchable: ${Math.round(lag)} ms`);
+  t.true(lag < 5_000);
+  t.is(await follower.stop('SIGTERM'), 0);
+});
+
+test.serial('kill -9 of sync at any moment, with writes going on, loses nothing', async (t) => {
+  const books = await liveBooks(200, 50);
+  let writing = true;
+  let round = 0;
+  const writer = (async () => {
+    while (writing) {
+      round += 1;
+      const batch = books.slice((round * 7) % 190, ((round * 7) % 190) + 10);
+      await retitle(batch, (id) => `Write ${round} of ${id}`);
+      await sleep(15);
+    }
+  })();
+  for (const delayMs of [150, 400, 700, 1_000]) {
+    const follower = await spawnFollow();
+    await sleep(delayMs);
+    await follower.kill();
+  }
+  writing = false;
+  await writer;
+  // Also a one-shot sync killed mid-way through a backlog.
+  await retitle(books, (id) => `Backlog title of ${id}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'sync', '--page-size', '5'], {
+    env: world.env,
+    cwd: projectPath(),
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const before = await checkpoint();
+  while ((await checkpoint()) === before) await sleep(10);
+  child.kill('SIGKILL');
+  await exited;
+  t.true((await checkpoint()) < (await lastSeq(world.db)), 'killed before the end of the backlog');
+
+  const rerun = await runCli(world.env, ['sync']);
+  t.is(rerun.code, 0, rerun.stderr);
+  t.is(await checkpoint(), await lastSeq(world.db));
+  await assertIndexMatches(t, deps);
+  t.log(`${round} write rounds`);
+});
