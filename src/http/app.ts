@@ -6,12 +6,14 @@ import { accessLog } from './middleware/accessLog.js';
 import { authenticate } from './middleware/authenticate.js';
 import { renderErrors } from './middleware/errors.js';
 import { meter } from './middleware/meter.js';
+import { prefetchPointCache } from './middleware/pointCache.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { requestId } from './middleware/requestId.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { publicRoutes } from './routes/public.js';
+import { searchRoutes } from './routes/search.js';
 import type { Middleware, RequestState } from './state.js';
 
 /** Paths that need a key, are metered and draw on the rate budget. */
@@ -21,6 +23,7 @@ const isProtected = (path: string): boolean => path === '/v1' || path.startsWith
 function guard(services: Services): Middleware {
   const steps: Middleware[] = [authenticate(services.authenticator)];
   if (services.meter) steps.push(meter(services.meter));
+  steps.push(prefetchPointCache(services.cache, services.config.pointCacheTtlS, services.log));
   steps.push(rateLimit(services.rateLimiter, services.log));
   const guarded = compose(steps);
   return (ctx, next) => (isProtected(ctx.path) ? guarded(ctx, next) : next());
@@ -30,6 +33,7 @@ function guard(services: Services): Middleware {
 export function createRouter(services: Services): Router<RequestState> {
   const router = new Router<RequestState>();
   publicRoutes(router, services);
+  searchRoutes(router, services);
   lookupRoutes(router, services);
   changeRoutes(router, services);
   mcpRoutes(router, services);

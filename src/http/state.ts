@@ -1,5 +1,6 @@
 import type { Context, Next, ParameterizedContext } from 'koa';
 import { badRequest } from '../errors.js';
+import type { CacheLookup } from '../stores/redis/responseCache.js';
 
 /** What middleware leaves on ctx.state for later middleware. */
 export interface RequestState {
@@ -8,6 +9,8 @@ export interface RequestState {
   kid?: string;
   /** Ids of the entities a response shows, set by point-lookup routes for the cache. */
   shows?: string[];
+  /** The point-lookup cache read, started early by `prefetchPointCache` (see there). */
+  cacheLookup?: Promise<CacheLookup | null>;
   /** A finer usage route than the route pattern, set by routes that carry several calls (POST /mcp: the tool). */
   meteredRoute?: string;
 }

@@ -1,29 +1,43 @@
 import type { Logger } from '../../log.js';
-import type { CacheLookup, ResponseCache } from '../../stores/redis/responseCache.js';
+import { PointCache } from '../../services/pointCache.js';
+import type { ResponseCache } from '../../stores/redis/responseCache.js';
 import type { Middleware } from '../state.js';
 
 /**
- * The 24-hour cache of point lookups, keyed by the URL only. Runs after authentication and rate
- * limiting; answers `X-Cache: HIT` from Redis or `MISS` after the route, storing successful answers
- * under the entities they show (see ResponseCache). Redis trouble degrades to a miss.
+ * The 24-hour cache of point lookups (see PointCache), keyed by the URL only. Consulted after
+ * authentication and rate limiting; answers `X-Cache: HIT` from Redis or `MISS` after the route,
+ * storing successful answers under the entities they show.
  */
-export const pointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => async (ctx, next) => {
-  const key = ctx.url;
-  const found: CacheLookup | null = await cache.lookup(key).catch((error: unknown) => {
-    log.warn({ err: error, requestId: ctx.state.requestId }, 'cache read failed');
-    return null;
-  });
-  if (found && 'hit' in found) {
-    ctx.set('X-Cache', 'HIT');
-    ctx.type = 'application/json';
-    ctx.body = found.hit;
-    return;
-  }
-  ctx.set('X-Cache', 'MISS');
-  await next();
-  if (found && ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
-    cache.store(key, ctx.body, ttlS, ctx.state.shows, found.missAt).catch((error: unknown) => {
-      log.warn({ err: error, requestId: ctx.state.requestId }, 'cache write failed');
-    });
-  }
+export const pointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => {
+  const points = new PointCache(cache, ttlS, log);
+  return async (ctx, next) => {
+    const key = ctx.url;
+    const found = await (ctx.state.cacheLookup ?? points.lookup(key, ctx.state.requestId));
+    if (found && 'hit' in found) {
+      ctx.set('X-Cache', 'HIT');
+      ctx.type = 'application/json';
+      ctx.body = found.hit;
+      return;
+    }
+    ctx.set('X-Cache', 'MISS');
+    await next();
+    if (found && ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
+      points.store(key, ctx.body, ctx.state.shows, found.missAt, ctx.state.requestId);
+    }
+  };
+};
+
+const POINT_LOOKUP = /^\/v1\/(?:isbn|books|works|authors)\/(?!search$)[^/]+$/;
+
+/**
+ * Starts the cache read of a point lookup before the rate limiter's round trip, so the two travel
+ * to Redis together instead of one after the other. Only the read is early: its answer is used by
+ * `pointCache`, once the rate limit has let the request through.
+ */
+export const prefetchPointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => {
+  const points = new PointCache(cache, ttlS, log);
+  return async (ctx, next) => {
+    if (ctx.method === 'GET' && POINT_LOOKUP.test(ctx.path)) ctx.state.cacheLookup = points.lookup(ctx.url, ctx.state.requestId);
+    await next();
+  };
 };
