@@ -1,23 +1,10 @@
 import test from 'ava';
 import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
-import type { RunningServer } from '../src/server.js';
+import { newKey, useApi } from './helpers/env.js';
 
-let world: TestWorld;
-let server: RunningServer;
-let valid: Awaited<ReturnType<typeof newKey>>;
-
-test.before(async () => {
-  world = await createWorld();
-  server = await startTestServer(world);
-  valid = await newKey(world);
-});
-test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
-});
-
-const get = (path: string, headers: Record<string, string> = {}) => fetch(`${server.url}${path}`, { headers });
+const api = useApi(test);
+/** Without the fixture's key: these tests choose their own Authorization header. */
+const get = (path: string, headers: Record<string, string> = {}) => fetch(`${api.server.url}${path}`, { headers });
 
 async function expectUnauthorized(t: import('ava').ExecutionContext, headers: Record<string, string>, message: string) {
   const response = await get('/v1/isbn/9780439023481', headers);
@@ -30,10 +17,10 @@ test('a request without an Authorization header is refused with 401', (t) =>
   expectUnauthorized(t, {}, 'Authorization header is required: Bearer <API key>'));
 
 test('an Authorization header that is not "Bearer <key>" is refused with 401', (t) =>
-  expectUnauthorized(t, { Authorization: `Basic ${valid.key}` }, "Authorization header must be 'Bearer <API key>'"));
+  expectUnauthorized(t, { Authorization: `Basic ${api.key}` }, "Authorization header must be 'Bearer <API key>'"));
 
 test('a key sent with "Bearer" inside it (Bearer twice) is refused as malformed', (t) =>
-  expectUnauthorized(t, { Authorization: `Bearer Bearer ${valid.key}` }, 'API key is malformed: expected svc_live_<kid>_<secret>'));
+  expectUnauthorized(t, { Authorization: `Bearer Bearer ${api.key}` }, 'API key is malformed: expected svc_live_<kid>_<secret>'));
 
 test('a key of the wrong shape is refused as malformed', (t) =>
   expectUnauthorized(t, { Authorization: 'Bearer svc_test_abc_def' }, 'API key is malformed: expected svc_live_<kid>_<secret>'));
@@ -42,19 +29,19 @@ test('a well-formed key with an unknown kid is refused', (t) =>
   expectUnauthorized(t, { Authorization: `Bearer svc_live_zzzzzzzzzzzz_${'a'.repeat(52)}` }, 'API key is not valid'));
 
 test('a known kid with the wrong secret is refused', (t) =>
-  expectUnauthorized(t, { Authorization: `Bearer svc_live_${valid.kid}_${'b'.repeat(52)}` }, 'API key is not valid'));
+  expectUnauthorized(t, { Authorization: `Bearer svc_live_${api.kid}_${'b'.repeat(52)}` }, 'API key is not valid'));
 
 test('a valid key is accepted and the answer carries no usage data', async (t) => {
-  const response = await get('/v1/isbn/9780439023481', valid.auth);
+  const response = await get('/v1/isbn/9780439023481', api.auth);
   t.is(response.status, 404); // authenticated; the catalogue of this world is empty
   const body = (await response.json()) as Record<string, unknown>;
   t.deepEqual(Object.keys(body), ['error']);
 });
 
 test('a revoked key is refused by a running server within 5 seconds', async (t) => {
-  const doomed = await newKey(world, 'doomed');
+  const doomed = await newKey(api.world, 'doomed');
   t.is((await get('/v1/isbn/9780439023481', doomed.auth)).status, 404);
-  await revokeApiKey(world.db, doomed.kid);
+  await revokeApiKey(api.world.db, doomed.kid);
   const revokedAt = Date.now();
   let status = 0;
   while (Date.now() - revokedAt < 5_000) {
@@ -84,7 +71,7 @@ test('health reports each dependency it uses', async (t) => {
 
 test('unknown routes under /v1 need a key first, then answer 404 in the error shape', async (t) => {
   t.is((await get('/v1/nothing-here')).status, 401);
-  const response = await get('/v1/nothing-here', valid.auth);
+  const response = await get('/v1/nothing-here', api.auth);
   t.is(response.status, 404);
   t.deepEqual(await response.json(), { error: { code: 'not_found', message: 'no route GET /v1/nothing-here' } });
 });
@@ -96,7 +83,7 @@ test('an unknown public path answers 404 in the error shape', async (t) => {
 });
 
 test('a method the route does not serve answers 405 with Allow', async (t) => {
-  const response = await fetch(`${server.url}/v1/isbn/9780439023481`, { method: 'DELETE', headers: valid.auth });
+  const response = await api.get('/v1/isbn/9780439023481', { method: 'DELETE' });
   t.is(response.status, 405);
   t.is(response.headers.get('allow'), 'HEAD, GET');
   t.is(((await response.json()) as { error: { code: string } }).error.code, 'method_not_allowed');

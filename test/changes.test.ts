@@ -1,21 +1,8 @@
 import test from 'ava';
-import type { RunningServer } from '../src/server.js';
 import { recordChanges, type Change } from '../src/stores/postgres/changes.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { useApi } from './helpers/env.js';
 
-let world: TestWorld;
-let server: RunningServer;
-let auth: { Authorization: string };
-
-test.before(async () => {
-  world = await createWorld();
-  server = await startTestServer(world, { rateLimitMax: 1_000_000 });
-  ({ auth } = await newKey(world));
-});
-test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
-});
+const api = useApi(test, { server: { rateLimitMax: 1_000_000 } });
 
 interface Page {
   changes: { seq: number; entity: string; id: string; operation: string; survivor_id: string | null; changed_at: string }[];
@@ -23,12 +10,12 @@ interface Page {
   has_more: boolean;
 }
 
-const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth });
+const get = (path: string) => api.get(path);
 const page = async (since: string, limit?: number): Promise<Page> =>
   (await (await get(`/v1/changes?since=${since}${limit ? `&limit=${limit}` : ''}`)).json()) as Page;
 
 async function write(changes: Change[]): Promise<void> {
-  const client = await world.db.connect();
+  const client = await api.world.db.connect();
   try {
     await client.query('begin');
     await recordChanges(client, changes);
@@ -98,7 +85,7 @@ test.serial('concurrent writers committing out of sequence order: a follower see
   // committing: without commit-ordered sequence numbers a follower would read past the ones still open.
   const writer = async (w: number) => {
     for (let n = 0; n < transactionsPerWriter; n++) {
-      const client = await world.db.connect();
+      const client = await api.world.db.connect();
       try {
         await client.query('begin');
         await client.query('select pg_sleep($1)', [Math.random() * 0.01]);

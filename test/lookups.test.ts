@@ -1,24 +1,9 @@
 import test from 'ava';
-import type { RunningServer } from '../src/server.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
-let world: TestWorld;
-let server: RunningServer;
-let auth: { Authorization: string };
-
-test.before(async () => {
-  world = await createWorld();
-  await loadSampleCatalogue(world);
-  server = await startTestServer(world);
-  ({ auth } = await newKey(world));
-});
-test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
-});
-
-const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
+const api = useApi(test, { prepare: loadSampleCatalogue });
+const get = (path: string) => api.get(path);
 const json = async <T = Record<string, unknown>>(path: string): Promise<T> => (await (await get(path)).json()) as T;
 
 test('an ISBN answers in any of its spellings: ISBN-13, ISBN-10, hyphens, spaces, lower-case x', async (t) => {
@@ -114,7 +99,7 @@ test('a re-import that changes a book drops its cached answers at once, in every
     GOODBOOKS_HEADER,
     '2,3,3,4640799,491,439554934,9.78043955493e+12,"J.K. Rowling, Mary GrandPré",1997.0,Harry Potter and the Philosopher\'s Stone,"Harry Potter and the Sorcerer\'s Stone (Harry Potter, #1)",eng,4.99,4602479,4800065,75867,75504,101676,455024,1156318,3011543,,',
   ]);
-  const report = await importFile(world, 'goodbooks', path);
+  const report = await importFile(api.world, 'goodbooks', path);
   t.is(report.updated, 1);
   for (const url of urls) {
     const response = await get(url);

@@ -1,31 +1,16 @@
 import test from 'ava';
-import type { RunningServer } from '../src/server.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { useApi } from './helpers/env.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { runCli } from './helpers/processes.js';
 
-let world: TestWorld;
-let server: RunningServer;
-let auth: { Authorization: string };
-
-test.before(async () => {
-  world = await createWorld();
-  await loadSampleCatalogue(world);
-  server = await startTestServer(world);
-  ({ auth } = await newKey(world));
-});
-test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
-});
-
-const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
-const merge = (kind: string, from: string, into: string) => runCli(world.env, ['merge', kind, from, into]);
+const api = useApi(test, { prepare: loadSampleCatalogue });
+const get = (path: string) => api.get(path);
+const merge = (kind: string, from: string, into: string) => runCli(api.world.env, ['merge', kind, from, into]);
 
 /** Ids of three live books that are not otherwise used by these tests, one per call. */
 let offset = 0;
 async function books(count: number): Promise<{ id: string; work_id: string; isbn_13: string }[]> {
-  const { rows } = await world.db.query(
+  const { rows } = await api.world.db.query(
     'select id, work_id, isbn_13 from books where merged_into is null and isbn_13 is not null order by id offset $1 limit $2',
     [offset, count],
   );
@@ -94,7 +79,7 @@ test.serial('a merge into itself, into a redirect, a cycle, or across kinds is r
 
 test.serial('merging works moves the editions to the survivor and redirects the old work', async (t) => {
   const [x, y] = await books(2);
-  const fromEditions = await world.db.query('select id from books where work_id = $1 and merged_into is null', [x!.work_id]);
+  const fromEditions = await api.world.db.query('select id from books where work_id = $1 and merged_into is null', [x!.work_id]);
   t.is((await merge('work', x!.work_id, y!.work_id)).code, 0);
   const work = (await (await get(`/v1/works/${y!.work_id}`)).json()) as { editions: { id: string }[]; edition_count: number };
   for (const row of fromEditions.rows) t.true(work.editions.some((edition) => edition.id === row.id));
@@ -106,19 +91,19 @@ test.serial('merging works moves the editions to the survivor and redirects the 
 });
 
 test.serial('merging authors moves their books and spellings and redirects the old author', async (t) => {
-  const { rows } = await world.db.query(
+  const { rows } = await api.world.db.query(
     `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id)
       order by a.id limit 2`,
   );
   const [from, into] = rows as { id: string }[];
-  const fromName = (await world.db.query('select name from authors where id = $1', [from!.id])).rows[0].name as string;
+  const fromName = (await api.world.db.query('select name from authors where id = $1', [from!.id])).rows[0].name as string;
   t.is((await merge('author', from!.id, into!.id)).code, 0);
   const author = (await (await get(`/v1/authors/${into!.id}`)).json()) as { alternate_names: string[] };
   t.true(author.alternate_names.includes(fromName));
   const old = await get(`/v1/authors/${from!.id}`);
   t.is(old.status, 301);
   t.is(old.headers.get('location'), `/v1/authors/${into!.id}`);
-  const left = await world.db.query('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
+  const left = await api.world.db.query('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
   t.is(left.rows[0].n, 0);
 });
 
@@ -135,7 +120,7 @@ test.serial('a merge drops the cached answers of both ids at once', async (t) =>
 
 test.serial('every merge is in the change feed with its survivor', async (t) => {
   const [from, into] = await books(2);
-  const before = Number((await world.db.query('select coalesce(max(seq), 0) as seq from changes')).rows[0].seq);
+  const before = Number((await api.world.db.query('select coalesce(max(seq), 0) as seq from changes')).rows[0].seq);
   t.is((await merge('book', from!.id, into!.id)).code, 0);
   const page = (await (await get(`/v1/changes?since=${before}`)).json()) as { changes: { id: string; operation: string; survivor_id: string | null }[] };
   t.true(page.changes.some((change) => change.id === from!.id && change.operation === 'merge' && change.survivor_id === into!.id));

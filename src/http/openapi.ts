@@ -68,6 +68,205 @@ const pointLookup = (summary: string, description: string, parameter: Json, sche
   },
 });
 
+// ------------------------------------------------------------------------------------------------
+// Search, match and recommendations (src/services/search.ts, match.ts, recommend.ts)
+
+const SHORT_CACHE =
+  'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
+  'Kept a few seconds in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
+
+const query = (name: string, description: string, schema: Record<string, Json>): Json => ({ name, in: 'query', required: false, description, schema });
+
+const pagingParameters = (what: string): Json[] => [
+  query('limit', `${what} per page.`, { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
+  query('offset', `${what} to skip. \`offset + limit\` may not exceed 1000: refine the query rather than page deeper.`, { type: 'integer', minimum: 0, maximum: 999, default: 0 }),
+];
+
+const qParameter = (description: string): Json => ({
+  name: 'q',
+  in: 'query',
+  required: true,
+  description: `${description} Required (without it: 400 \`q is required\`); at most 200 characters.`,
+  schema: { type: 'string', minLength: 1, maxLength: 200 },
+});
+
+const page = (item: string, totalDescription: string): Json => ({
+  type: 'object',
+  required: ['total', 'limit', 'offset', 'results'],
+  properties: {
+    total: { type: 'integer', description: totalDescription },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+    results: { type: 'array', items: ref(item), description: 'Best first.' },
+  },
+});
+
+const scoredHit = (key: string, schema: string): Json => ({
+  type: 'object',
+  required: ['score', key],
+  properties: {
+    score: { type: 'number', description: 'Relevance: higher is better. Comparable within one answer only.' },
+    [key]: ref(schema),
+  },
+});
+
+const unitInterval = (description: string): Json => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
+
+const searchPaths: Record<string, Json> = {
+  '/v1/books/search': {
+    get: {
+      summary: 'Search books',
+      description:
+        'Free text over title, subtitle, series and author names. Typo tolerant: one typo in a word of 3 to 5 letters, two from 6 letters, the first letter right; ' +
+        'case, diacritics and punctuation do not matter, and the last word also counts as the start of a word (search as you type). ' +
+        'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: the words in the title (as a phrase best), then in the author names, ' +
+        'the series and the subtitle; popular books rank a little higher (the score is multiplied by 1 + 0.1 × log10(1 + ratings_count)). ' +
+        'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
+        SHORT_CACHE,
+      parameters: [
+        qParameter('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.'),
+        ...pagingParameters('Results'),
+        query('author_id', 'Only books crediting this author (an `au_` id of a live author).', { type: 'string', pattern: '^au_' }),
+        query('language', 'Only books in this language, as the records spell it (`eng`, `en-US`, `spa`). Books of unknown language are left out.', { type: 'string' }),
+        query('year_from', 'Only books published in this year or later. Books of unknown year are left out by either year filter.', { type: 'integer' }),
+        query('year_to', 'Only books published in this year or earlier.', { type: 'integer' }),
+        query('editions', '`best` (default): one result per work, the edition that scores best; `all`: every edition.', { type: 'string', enum: ['best', 'all'], default: 'best' }),
+      ],
+      responses: {
+        '200': { description: 'A page of books.', headers: rateHeaders, content: { 'application/json': { schema: ref('BookSearchPage') } } },
+        '400': errorResponse('`q` missing (`q is required`) or too long, or a parameter invalid; the message names it.'),
+        ...commonErrors,
+      },
+    },
+  },
+  '/v1/authors/search': {
+    get: {
+      summary: 'Search authors',
+      description:
+        'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos; ' +
+        'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
+        'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the ratings of their books) rank a little higher. ' +
+        SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
+      parameters: [qParameter('A name, or part of one.'), ...pagingParameters('Results')],
+      responses: {
+        '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: ref('AuthorSearchPage') } } },
+        '400': errorResponse('`q` missing (`q is required`) or too long, or `limit`/`offset` invalid.'),
+        ...commonErrors,
+      },
+    },
+  },
+  '/v1/match': {
+    post: {
+      summary: 'Match a record to a catalogue book',
+      description:
+        'Finds the catalogue book a (possibly messy) record describes. Candidates are the book with the given ISBN and the editions whose title is closest. ' +
+        'Each is weighed on signals from 0 to 1 (`title`, `author`, `year`, `publisher`) and what the ISBN says about it (`isbn`). Titles are compared after taking out ' +
+        'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos; authors are compared ' +
+        'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
+        'Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.85 with no author given, 0.8 when the book credits nobody); ' +
+        'times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: 0.7 + 0.3 × that. Otherwise an ISBN of another ' +
+        'book (`mismatch`) multiplies by 0.8 and an ISBN no book has (`unknown`) by 0.95. The best candidate is the `match` when its confidence is at least 0.7 ' +
+        '(tuned so that records of books not in the catalogue are almost never matched); otherwise `match` is null and the candidates show what came closest. ' +
+        'Year and publisher mostly choose among editions of one work. ' +
+        SHORT_CACHE,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('MatchRequest') } } },
+      responses: {
+        '200': { description: 'The best match (or null), its confidence and signals, and the closest candidates.', headers: rateHeaders, content: { 'application/json': { schema: ref('MatchResult') } } },
+        '400': errorResponse(
+          'Neither `title` nor `isbn` (`title or isbn required`); malformed JSON (`malformed JSON body`) or a body that is not an object; a field of the wrong type ' +
+            '(`year must be an integer such as 1997`), too long (500 characters) or unknown; or only an `isbn` that is not a valid ISBN.',
+        ),
+        '413': errorResponse('Body larger than 64 KiB (`code` `payload_too_large`).'),
+        ...commonErrors,
+      },
+    },
+  },
+  '/v1/books/{id}/recommendations': {
+    get: {
+      summary: 'Books to read next',
+      description:
+        'Books a reader of this one is likely to want next, best first, one edition per work and never an edition of this book\'s own work ' +
+        '(nor a book with nearly the same title and author that the catalogue keeps as another work). Signals, strongest first: co-reading (what readers who liked this book also liked, ' +
+        'from Book-Crossing ratings), the same series, the same author, and content likeness of title, subtitle, series and author names; popular books rank a little higher and ' +
+        'fill the list when few books are related. The catalogue has no subjects, so they play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +
+        SHORT_CACHE,
+      parameters: [idParameter('book'), query('limit', 'Books to recommend.', { type: 'integer', minimum: 1, maximum: 50, default: 10 })],
+      responses: {
+        '200': { description: 'Recommendations.', headers: rateHeaders, content: { 'application/json': { schema: ref('Recommendations') } } },
+        '301': merged('books'),
+        '400': errorResponse('`limit` out of range.'),
+        '404': errorResponse('No such book; the message names the id.'),
+        ...commonErrors,
+      },
+    },
+  },
+};
+
+const searchSchemas: Record<string, Json> = {
+  ScoredBook: scoredHit('book', 'Book'),
+  BookSearchPage: page(
+    'ScoredBook',
+    'Matching works (by default; exact up to 10,000, approximate beyond) or editions (`editions=all`), not only those on this page.',
+  ),
+  AuthorSummary: {
+    type: 'object',
+    description: 'An author as `GET /v1/authors/{id}` shows it, without the works.',
+    required: ['id', 'name', 'alternate_names', 'work_count'],
+    properties: { id: { type: 'string' }, name: { type: 'string' }, alternate_names: { type: 'array', items: { type: 'string' } }, work_count: { type: 'integer' } },
+  },
+  ScoredAuthor: scoredHit('author', 'AuthorSummary'),
+  AuthorSearchPage: page('ScoredAuthor', 'Matching authors, not only those on this page.'),
+  MatchRequest: {
+    type: 'object',
+    description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.',
+    additionalProperties: false,
+    properties: {
+      title: { type: ['string', 'null'], maxLength: 500, description: 'As written anywhere: with or without subtitle, series, article.', example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' },
+      isbn: { type: ['string', 'null'], maxLength: 500, description: 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`).' },
+      author: { type: ['string', 'null'], maxLength: 500, description: 'One name or a credit line ("Rowling, J.K.; Mary GrandPré").', example: 'Rowling, J.K.' },
+      year: { type: ['integer', 'null'], description: 'Publication year.' },
+      publisher: { type: ['string', 'null'], maxLength: 500 },
+    },
+  },
+  MatchSignals: {
+    type: 'object',
+    required: ['isbn', 'title', 'author', 'year', 'publisher'],
+    properties: {
+      isbn: {
+        type: 'string',
+        enum: ['match', 'other_edition', 'mismatch', 'unknown', 'invalid', 'absent'],
+        description:
+          '`match`: the book carries the ISBN; `other_edition`: the ISBN is another edition of this book\'s work; `mismatch`: the ISBN is a book of another work; ' +
+          '`unknown`: no catalogue book has the ISBN; `invalid`: not a valid ISBN, ignored; `absent`: none given.',
+      },
+      title: unitInterval('Title likeness; null when no title was given.'),
+      author: unitInterval('Likeness of the best pair of a given and a credited name; null when no author was given or the book credits none.'),
+      year: unitInterval('1 for the same year, fading over ten years; null when no year was given or the book\'s is unknown.'),
+      publisher: unitInterval('Publisher likeness; null when none was given or the book\'s is unknown.'),
+    },
+  },
+  MatchCandidate: {
+    type: 'object',
+    required: ['confidence', 'signals', 'book'],
+    properties: { confidence: { type: 'number', minimum: 0, maximum: 1 }, signals: ref('MatchSignals'), book: ref('Book') },
+  },
+  MatchResult: {
+    type: 'object',
+    required: ['match', 'confidence', 'signals', 'candidates'],
+    properties: {
+      match: { oneOf: [ref('Book'), { type: 'null' }], description: 'The best candidate when its confidence is at least 0.7, else null.' },
+      confidence: { type: 'number', minimum: 0, maximum: 1, description: 'Of the best candidate, match or not; 0 when there is no candidate.' },
+      signals: ref('MatchSignals'),
+      candidates: { type: 'array', items: ref('MatchCandidate'), maxItems: 5, description: 'The best edition of each of the closest works, best first; the first is the match when there is one.' },
+    },
+  },
+  Recommendations: {
+    type: 'object',
+    required: ['book_id', 'results'],
+    properties: { book_id: { type: 'string' }, results: { type: 'array', items: ref('ScoredBook'), description: 'Best first, at most `limit`.' } },
+  },
+};
+
 export const openApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -127,6 +326,7 @@ export const openApiDocument = {
       'authors',
       'No such author; the message names the id.',
     ),
+    ...searchPaths,
     '/v1/changes': {
       get: {
         summary: 'Changes since a cursor',
@@ -257,6 +457,7 @@ export const openApiDocument = {
           updated_at: { type: 'string', format: 'date-time' },
         },
       },
+      ...searchSchemas,
       Change: {
         type: 'object',
         required: ['seq', 'entity', 'id', 'operation', 'survivor_id', 'changed_at'],

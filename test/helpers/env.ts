@@ -1,3 +1,4 @@
+import type { TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -74,4 +75,35 @@ export async function startTestServer(world: TestWorld, overrides: Partial<Confi
 export async function newKey(world: TestWorld, name = 'test'): Promise<{ kid: string; key: string; auth: { Authorization: string } }> {
   const { kid, key } = await issueApiKey(world.db, name);
   return { kid, key, auth: { Authorization: `Bearer ${key}` } };
+}
+
+/** A world with an API server and a key, set up once for a test file: the usual start of an HTTP test. */
+export interface ApiFixture {
+  world: TestWorld;
+  server: RunningServer;
+  kid: string;
+  key: string;
+  auth: { Authorization: string };
+  /** GET (or any method with `init`) on the server with the key; redirects are returned, not followed. */
+  get(path: string, init?: RequestInit): Promise<Response>;
+}
+
+export function useApi(
+  test: TestFn,
+  options: { server?: Partial<Config>; prepare?: (world: TestWorld) => Promise<void> } = {},
+): ApiFixture {
+  const fixture = {} as ApiFixture;
+  test.before(async () => {
+    fixture.world = await createWorld();
+    await options.prepare?.(fixture.world);
+    fixture.server = await startTestServer(fixture.world, options.server);
+    Object.assign(fixture, await newKey(fixture.world));
+    fixture.get = (path, init = {}) =>
+      fetch(`${fixture.server.url}${path}`, { redirect: 'manual', ...init, headers: { ...fixture.auth, ...(init.headers as Record<string, string>) } });
+  });
+  test.after.always(async () => {
+    await fixture.server?.stop();
+    await fixture.world?.destroy();
+  });
+  return fixture;
 }

@@ -5,7 +5,7 @@ import { pointCache } from '../middleware/pointCache.js';
 import { sendJson, type AppContext, type RequestState } from '../state.js';
 
 /** A record answers 200; a merged id answers 301 to its survivor under the same path family. */
-function respond<T>(ctx: AppContext, resolved: Resolved<T>): void {
+export function respond<T>(ctx: AppContext, resolved: Resolved<T>): void {
   if ('mergedInto' in resolved) {
     ctx.set('Location', resolved.location);
     sendJson(ctx, { merged_into: resolved.mergedInto, location: resolved.location }, 301);

@@ -1,24 +1,36 @@
 import type Router from '@koa/router';
-import { answerMcpRequest } from '../../mcp/server.js';
+import { ApiError } from '../../errors.js';
+import { answerMcpPost } from '../../mcp/server.js';
 import { toolsByName } from '../../mcp/tools.js';
 import type { Services } from '../../services/context.js';
 import { jsonBody } from '../middleware/jsonBody.js';
-import type { AppContext, RequestState } from '../state.js';
+import { sendJson, type Middleware, type RequestState } from '../state.js';
+
+/** Streamable HTTP asks for a JSON body, and for clients that accept a JSON answer (all of ours are). */
+const mcpMediaTypes: Middleware = async (ctx, next) => {
+  if (!ctx.is('application/json')) throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  if (!ctx.accepts('application/json')) throw new ApiError(406, 'not_acceptable', 'answers are application/json: Accept must allow it');
+  await next();
+};
 
 /**
  * POST /mcp: MCP over streamable HTTP. The guard has authenticated, metered and rate-limited the
- * request before it gets here, exactly as for /v1. GET and DELETE (a standalone SSE stream, ending
- * a session) answer 405 through the router: a stateless server has neither.
+ * request before it gets here, exactly as for /v1, so a bad key never reaches a message. GET and
+ * DELETE (a server-sent stream, ending a session) answer 405 through the router: a stateless
+ * server has neither.
  */
 export function mcpRoutes(router: Router<RequestState>, services: Services): void {
-  router.post('/mcp', jsonBody(), async (ctx) => {
-    const message = ctx.request.json;
-    ctx.state.meteredRoute = meteredRoute(message);
-    const response = await answerMcpRequest(services, webRequest(ctx), message, ctx.state.requestId);
-    // Koa answers, not the transport, so the access log, the meter and the error renderer see the real status.
-    ctx.status = response.status;
-    response.headers.forEach((value, name) => ctx.set(name, value));
-    ctx.body = await response.text();
+  router.post('/mcp', mcpMediaTypes, jsonBody(), async (ctx) => {
+    const body = ctx.request.json;
+    ctx.state.meteredRoute = meteredRoute(body);
+    const answer = await answerMcpPost({ services, requestId: ctx.state.requestId }, body, ctx.get('MCP-Protocol-Version') || undefined);
+    if (answer) {
+      sendJson(ctx, answer);
+    } else {
+      ctx.status = 202; // notifications only: nothing to answer
+      ctx.body = '';
+      ctx.remove('Content-Type');
+    }
   });
 }
 
@@ -27,13 +39,4 @@ function meteredRoute(message: unknown): string {
   if (typeof message !== 'object' || message === null || !('method' in message) || message.method !== 'tools/call') return '/mcp';
   const name = 'params' in message && typeof message.params === 'object' && message.params !== null && 'name' in message.params ? message.params.name : undefined;
   return typeof name === 'string' && toolsByName.has(name) ? `/mcp tools/call ${name}` : '/mcp';
-}
-
-/** The transport reads the request's headers (Accept, Content-Type, MCP-Protocol-Version); the body is already parsed. */
-function webRequest(ctx: AppContext): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(ctx.req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return new Request(ctx.href, { method: ctx.method, headers });
 }
