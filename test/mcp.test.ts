@@ -4,22 +4,22 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RunningServer } from '../src/server.js';
 import { merge } from '../src/services/merge.js';
 import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
-import { loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 
+// The sample catalogue, indexed, so that search, match and recommendations answer too.
+let search: SearchWorld;
 let world: TestWorld;
 let server: RunningServer;
 let key: Awaited<ReturnType<typeof newKey>>;
 
 test.before(async () => {
-  world = await createWorld();
-  await loadSampleCatalogue(world);
-  server = await startTestServer(world, { rateLimitMax: 100_000 });
+  search = await openSearchWorld();
+  ({ world, server } = search);
   key = await newKey(world);
 });
 test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
+  await search?.close();
 });
 
 interface TextContent {
@@ -43,9 +43,12 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
   return (await client.callTool({ name, arguments: args })) as unknown as ToolResult;
 }
 
-/** The HTTP API's answer, as bytes (redirects not followed, as a 301 is part of the answer). */
-async function http(path: string, auth: Record<string, string> = key.auth): Promise<{ status: number; text: string; location: string | null }> {
-  const response = await fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
+/** The HTTP API's answer, as bytes (redirects not followed, as a 301 is part of the answer); a string body makes it a POST. */
+async function http(path: string, auth: Record<string, string> = key.auth, body?: string): Promise<{ status: number; text: string; location: string | null }> {
+  const response = await fetch(`${server.url}${path}`, {
+    redirect: 'manual',
+    ...(body === undefined ? { headers: auth } : { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }),
+  });
   return { status: response.status, text: await response.text(), location: response.headers.get('location') };
 }
 
@@ -63,8 +66,14 @@ const toolCall = (name: string, args: Record<string, unknown>, id = 2) => ({ jso
 
 const HUNGER_GAMES = '9780439023481';
 
+/** Live books for the tests that change the catalogue: never The Hunger Games, which the other tests read. */
 const liveBooks = async (count: number, offset: number): Promise<{ id: string; isbn_13: string }[]> =>
-  (await world.db.query('select id, isbn_13 from books where merged_into is null and isbn_13 is not null order by id offset $1 limit $2', [offset, count])).rows;
+  (
+    await world.db.query(
+      `select id, isbn_13 from books where merged_into is null and isbn_13 is not null and title not like '%Hunger Games%' order by id offset $1 limit $2`,
+      [offset, count],
+    )
+  ).rows;
 
 test('the SDK client initializes with the API key, sees the server and its instructions, and gets no session', async (t) => {
   const { client, transport } = await connect();
@@ -82,16 +91,22 @@ test('tools/list offers one tool per capability, each described for a model and 
   const { client } = await connect();
   try {
     const { tools } = await client.listTools();
-    t.deepEqual(tools.map((tool) => tool.name).sort(), ['get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn']);
+    t.deepEqual(tools.map((tool) => tool.name).sort(), [
+      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'match_book', 'recommend_books', 'search_authors', 'search_books',
+    ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
       t.is(tool.inputSchema.type, 'object', tool.name);
-      t.true((tool.inputSchema.required ?? []).length >= 1, tool.name);
+      // match_book needs a title or an ISBN, either one: no single argument is required.
+      if (tool.name !== 'match_book') t.true((tool.inputSchema.required ?? []).length >= 1, tool.name);
       t.is(tool.annotations?.readOnlyHint, true, tool.name);
     }
-    const changes = tools.find((tool) => tool.name === 'list_changes')!;
-    t.regex(changes.description!, /cursor/);
-    t.deepEqual(changes.inputSchema.required, ['since']);
+    const described = (name: string) => tools.find((tool) => tool.name === name)!.description!;
+    t.regex(described('list_changes'), /cursor/);
+    t.regex(described('match_book'), /confidence/);
+    t.regex(described('match_book'), /Prefer this over search_books/);
+    t.regex(described('search_books'), /prefer match_book/);
+    t.deepEqual(tools.find((tool) => tool.name === 'list_changes')!.inputSchema.required, ['since']);
   } finally {
     await client.close();
   }
@@ -99,19 +114,33 @@ test('tools/list offers one tool per capability, each described for a model and 
 
 test('each tool answers byte for byte what the HTTP API answers for the same request', async (t) => {
   const book = JSON.parse((await http(`/v1/isbn/${HUNGER_GAMES}`)).text) as { id: string; work_id: string; authors: { id: string }[] };
-  const cases: [tool: string, args: Record<string, unknown>, path: string][] = [
+  const author = book.authors[0]!.id;
+  const cases: [tool: string, args: Record<string, unknown>, path: string, body?: string][] = [
     ['lookup_isbn', { isbn: HUNGER_GAMES }, `/v1/isbn/${HUNGER_GAMES}`],
     ['lookup_isbn', { isbn: '0-439-02348-3' }, '/v1/isbn/0-439-02348-3'],
     ['get_book', { id: book.id }, `/v1/books/${book.id}`],
     ['get_work', { id: book.work_id }, `/v1/works/${book.work_id}`],
-    ['get_author', { id: book.authors[0]!.id }, `/v1/authors/${book.authors[0]!.id}`],
+    ['get_author', { id: author }, `/v1/authors/${author}`],
+    ['search_books', { q: 'hunger games' }, '/v1/books/search?q=hunger%20games'],
+    [
+      'search_books',
+      { q: 'the', limit: 5, offset: 2, author_id: author, language: 'eng', year_from: 2000, year_to: 2015, editions: 'all' },
+      `/v1/books/search?q=the&limit=5&offset=2&author_id=${author}&language=eng&year_from=2000&year_to=2015&editions=all`,
+    ],
+    ['search_authors', { q: 'rowling' }, '/v1/authors/search?q=rowling'],
+    ['search_authors', { q: 'collins', limit: 2, offset: 1 }, '/v1/authors/search?q=collins&limit=2&offset=1'],
+    ['match_book', { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, '/v1/match', '{"title": "The Hunger Games", "author": "Suzanne Collins", "year": 2008}'],
+    ['match_book', { isbn: '0439023483' }, '/v1/match', '{"isbn": "0439023483"}'],
+    ['match_book', { title: 'A Book Nobody Wrote', author: 'Nobody' }, '/v1/match', '{"title": "A Book Nobody Wrote", "author": "Nobody"}'],
+    ['recommend_books', { id: book.id }, `/v1/books/${book.id}/recommendations`],
+    ['recommend_books', { id: book.id, limit: 3 }, `/v1/books/${book.id}/recommendations?limit=3`],
     ['list_changes', { since: '0', limit: 5 }, '/v1/changes?since=0&limit=5'],
     ['list_changes', { since: '0' }, '/v1/changes?since=0'],
   ];
   const { client } = await connect();
   try {
-    for (const [tool, args, path] of cases) {
-      const expected = await http(path);
+    for (const [tool, args, path, body] of cases) {
+      const expected = await http(path, key.auth, body);
       t.is(expected.status, 200, path);
       const result = await callTool(client, tool, args);
       t.falsy(result.isError, tool);
@@ -136,20 +165,34 @@ test('an ISBN or a cursor sent as a JSON number is read as its digits, as client
 });
 
 test('a failing tool answers the HTTP API\'s error JSON for the same request, with isError set', async (t) => {
-  const cases: [tool: string, args: Record<string, unknown>, path: string, status: number][] = [
+  const cases: [tool: string, args: Record<string, unknown>, path: string, status: number, body?: string][] = [
     ['lookup_isbn', { isbn: '9780439023482' }, '/v1/isbn/9780439023482', 400],
     ['lookup_isbn', { isbn: '9780306406157' }, '/v1/isbn/9780306406157', 404],
     ['get_book', { id: 'bk_0000000000zz' }, '/v1/books/bk_0000000000zz', 404],
     ['get_work', { id: 'nonsense' }, '/v1/works/nonsense', 404],
     ['get_author', { id: 'au_0000000000zz' }, '/v1/authors/au_0000000000zz', 404],
+    ['search_books', {}, '/v1/books/search', 400],
+    ['search_books', { q: 'potter', limit: 0 }, '/v1/books/search?q=potter&limit=0', 400],
+    ['search_books', { q: 'potter', offset: 990, limit: 20 }, '/v1/books/search?q=potter&offset=990&limit=20', 400],
+    ['search_books', { q: 'potter', author_id: 'rowling' }, '/v1/books/search?q=potter&author_id=rowling', 400],
+    ['search_books', { q: 'potter', editions: 'some' }, '/v1/books/search?q=potter&editions=some', 400],
+    ['search_authors', { q: ' ' }, '/v1/authors/search?q=%20', 400],
+    ['match_book', {}, '/v1/match', 400, '{}'],
+    ['match_book', { author: 'Suzanne Collins' }, '/v1/match', 400, '{"author": "Suzanne Collins"}'],
+    ['match_book', { title: 5 }, '/v1/match', 400, '{"title": 5}'],
+    ['match_book', { title: 'Speak', year: 'old' }, '/v1/match', 400, '{"title": "Speak", "year": "old"}'],
+    ['match_book', { title: 'Speak', edition: 2 }, '/v1/match', 400, '{"title": "Speak", "edition": 2}'],
+    ['match_book', { isbn: '123' }, '/v1/match', 400, '{"isbn": "123"}'],
+    ['recommend_books', { id: 'bk_0000000000zz' }, '/v1/books/bk_0000000000zz/recommendations', 404],
+    ['recommend_books', { id: 'bk_0000000000zz', limit: 51 }, '/v1/books/bk_0000000000zz/recommendations?limit=51', 400],
     ['list_changes', {}, '/v1/changes', 400],
     ['list_changes', { since: 'abc' }, '/v1/changes?since=abc', 400],
     ['list_changes', { since: '0', limit: 5000 }, '/v1/changes?since=0&limit=5000', 400],
   ];
   const { client } = await connect();
   try {
-    for (const [tool, args, path, status] of cases) {
-      const expected = await http(path);
+    for (const [tool, args, path, status, body] of cases) {
+      const expected = await http(path, key.auth, body);
       t.is(expected.status, status, path);
       const result = await callTool(client, tool, args);
       t.true(result.isError, `${tool} ${JSON.stringify(args)}`);
@@ -183,26 +226,64 @@ test('an unknown tool is a JSON-RPC invalid-params error, not a tool result', as
   t.regex(body.error!.message, /unknown tool delete_everything/);
 });
 
-test('a merged id resolves to the survivor: the JSON GET <Location> answers, and a note naming the survivor', async (t) => {
+test.serial('a merged id resolves to the survivor: the JSON GET <Location> answers, and a note naming the survivor', async (t) => {
   const [from, into] = await liveBooks(2, 40);
   t.true((await merge(world.db, world.cache, 'book', from!.id, into!.id)).merged);
-  const redirect = await http(`/v1/books/${from!.id}`);
-  t.is(redirect.status, 301);
-  const survivor = await http(redirect.location!);
-  t.is(survivor.status, 200);
-
   const { client } = await connect();
   try {
-    for (const [tool, args] of [['get_book', { id: from!.id }], ['lookup_isbn', { isbn: from!.isbn_13 }]] as const) {
+    // The same request of the survivor: where the 301 points, with the request's own parameters.
+    const cases: [tool: string, args: Record<string, unknown>, path: string, survivorPath: string][] = [
+      ['get_book', { id: from!.id }, `/v1/books/${from!.id}`, `/v1/books/${into!.id}`],
+      ['lookup_isbn', { isbn: from!.isbn_13 }, `/v1/isbn/${from!.isbn_13}`, `/v1/books/${into!.id}`],
+      ['recommend_books', { id: from!.id, limit: 3 }, `/v1/books/${from!.id}/recommendations?limit=3`, `/v1/books/${into!.id}/recommendations?limit=3`],
+    ];
+    for (const [tool, args, path, survivorPath] of cases) {
+      const redirect = await http(path);
+      t.is(redirect.status, 301, path);
+      t.true(survivorPath.startsWith(redirect.location!), path);
+      const survivor = await http(survivorPath);
+      t.is(survivor.status, 200, survivorPath);
       const result = await callTool(client, tool, args);
       t.falsy(result.isError, tool);
       t.is(result.content[0]!.text, survivor.text, tool);
       t.is(result.content.length, 2, tool);
-      t.regex(result.content[1]!.text, new RegExp(`was merged into ${into!.id}.*GET /v1/books/${into!.id}`), tool);
+      t.regex(result.content[1]!.text, new RegExp(`was merged into ${into!.id}.*Use ${into!.id} from now on`), tool);
     }
   } finally {
     await client.close();
   }
+});
+
+test.serial('a lookup tool answers from the same 24-hour cache entry as its route, and a change drops it for both', async (t) => {
+  const [book] = await liveBooks(1, 60);
+  const path = `/v1/books/${book!.id}`;
+  const { client } = await connect();
+  try {
+    const fromTool = await callTool(client, 'get_book', { id: book!.id }); // a miss, stored by the tool
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the store is not awaited
+    const viaHttp = await fetch(`${server.url}${path}`, { headers: key.auth });
+    t.is(viaHttp.headers.get('x-cache'), 'HIT');
+    t.is(await viaHttp.text(), fromTool.content[0]!.text);
+
+    await world.db.query('update books set pages = 999 where id = $1', [book!.id]);
+    await world.cache.invalidate([book!.id]);
+    const changed = await callTool(client, 'get_book', { id: book!.id });
+    t.is((JSON.parse(changed.content[0]!.text) as { pages: number }).pages, 999);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a tools/call answers the same alone and inside a JSON-RPC batch, where the SDK server answers it', async (t) => {
+  const call = toolCall('lookup_isbn', { isbn: HUNGER_GAMES }, 7);
+  const alone = await postMcp(server.url, call);
+  const batch = await postMcp(server.url, [call, { jsonrpc: '2.0', id: 8, method: 'tools/list' }]);
+  t.is(alone.status, 200);
+  t.is(batch.status, 200);
+  const responses = (await batch.json()) as { id: number; result: { tools?: unknown[] } }[];
+  t.is(responses.length, 2);
+  t.is(JSON.stringify(responses.find((response) => response.id === 7)), await alone.text());
+  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 9);
 });
 
 const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });
@@ -309,6 +390,31 @@ test('the endpoint is stateless: no session id, and a tool call needs no initial
   } finally {
     await other.stop();
   }
+});
+
+test('notifications alone are accepted with 202 and no body', async (t) => {
+  const response = await postMcp(server.url, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  t.is(response.status, 202);
+  t.is(await response.text(), '');
+});
+
+test('a body that is not JSON-RPC, a wrong Content-Type or Accept, or an unknown protocol version are refused in the API\'s error shape', async (t) => {
+  const post = (body: string, headers: Record<string, string>) => fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, ...headers }, body });
+  const json = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const cases: [response: Response, status: number, code: string][] = [
+    [await post('{"hello": "world"}', json), 400, 'bad_request'],
+    [await post('[]', json), 400, 'bad_request'],
+    [await post('{"jsonrpc": ', json), 400, 'bad_request'],
+    [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type'],
+    [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, Accept: 'text/html' }), 406, 'not_acceptable'],
+    [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '1999-01-01' }), 400, 'bad_request'],
+  ];
+  for (const [response, status, code] of cases) {
+    t.is(response.status, status);
+    t.is(((await response.json()) as { error: { code: string } }).error.code, code);
+  }
+  const current = await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '2025-06-18' });
+  t.is(current.status, 200);
 });
 
 test('GET and DELETE on /mcp answer 405 in the API\'s error shape: there is no stream or session to open or end', async (t) => {

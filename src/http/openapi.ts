@@ -73,7 +73,7 @@ const pointLookup = (summary: string, description: string, parameter: Json, sche
 
 const SHORT_CACHE =
   'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
-  'Kept a few seconds in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
+  'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
 
 const query = (name: string, description: string, schema: Record<string, Json>): Json => ({ name, in: 'query', required: false, description, schema });
 
@@ -164,8 +164,8 @@ const searchPaths: Record<string, Json> = {
         'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos; authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
         'Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.85 with no author given, 0.8 when the book credits nobody); ' +
-        'times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: 0.7 + 0.3 × that. Otherwise an ISBN of another ' +
-        'book (`mismatch`) multiplies by 0.8 and an ISBN no book has (`unknown`) by 0.95. The best candidate is the `match` when its confidence is at least 0.7 ' +
+        'times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: 0.75 + 0.25 × that. Otherwise an ISBN of another ' +
+        'book (`mismatch`) or an ISBN no book has (`unknown`: the edition is not in the catalogue) multiplies by 0.8. The best candidate is the `match` when its confidence is at least 0.75 ' +
         '(tuned so that records of books not in the catalogue are almost never matched); otherwise `match` is null and the candidates show what came closest. ' +
         'Year and publisher mostly choose among editions of one work. ' +
         SHORT_CACHE,
@@ -254,7 +254,7 @@ const searchSchemas: Record<string, Json> = {
     type: 'object',
     required: ['match', 'confidence', 'signals', 'candidates'],
     properties: {
-      match: { oneOf: [ref('Book'), { type: 'null' }], description: 'The best candidate when its confidence is at least 0.7, else null.' },
+      match: { oneOf: [ref('Book'), { type: 'null' }], description: 'The best candidate when its confidence is at least 0.75, else null.' },
       confidence: { type: 'number', minimum: 0, maximum: 1, description: 'Of the best candidate, match or not; 0 when there is no candidate.' },
       signals: ref('MatchSignals'),
       candidates: { type: 'array', items: ref('MatchCandidate'), maxItems: 5, description: 'The best edition of each of the closest works, best first; the first is the match when there is one.' },
@@ -349,18 +349,22 @@ export const openApiDocument = {
       post: {
         summary: 'MCP endpoint (streamable HTTP)',
         description:
-          'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless (no session id; any instance answers any request). ' +
-          'Send `Accept: application/json, text/event-stream`; answers are plain JSON. The tools mirror the `/v1` routes and return the same JSON as text; ' +
-          'a failing tool returns the API\'s error JSON with `isError` set. Same Bearer key, rate budget and metering as `/v1`; a 401 comes before any MCP message is read. ' +
-          'GET and DELETE answer 405.',
+          'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
+          '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. Tools: lookup_isbn, get_book, get_work, ' +
+          'get_author, search_books, search_authors, match_book, recommend_books, list_changes; each returns, as text, the JSON its `/v1` route returns for the same request, ' +
+          'and a failing one the API\'s error JSON with `isError` set; a merged id is followed to the survivor, with a second text item saying so. ' +
+          'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool); a 401 comes before any MCP message is read. GET and DELETE answer 405.',
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 request or notification (e.g. `initialize`, `tools/list`, `tools/call`).' } } },
+          content: { 'application/json': { schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 message (e.g. `initialize`, `tools/list`, `tools/call`) or a batch of them.' } } },
         },
         responses: {
-          '200': { description: 'The JSON-RPC response.', headers: rateHeaders, content: { 'application/json': { schema: { type: 'object' } } } },
-          '202': { description: 'A notification was accepted; no body.' },
-          '400': errorResponse('Malformed JSON body.'),
+          '200': { description: 'The JSON-RPC response (an array for a batch).', headers: rateHeaders, content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
+          '202': { description: 'Only notifications were sent; no body.' },
+          '400': errorResponse('Malformed JSON, a body that is not JSON-RPC 2.0, or an unsupported `MCP-Protocol-Version`.'),
+          '406': errorResponse('`Accept` does not allow `application/json` (`code` `not_acceptable`).'),
+          '413': errorResponse('Body larger than 64 KiB (`code` `payload_too_large`).'),
+          '415': errorResponse('`Content-Type` is not `application/json` (`code` `unsupported_media_type`).'),
           ...commonErrors,
         },
       },
@@ -379,7 +383,7 @@ export const openApiDocument = {
             type: 'object',
             required: ['code', 'message'],
             properties: {
-              code: { type: 'string', description: 'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, payload_too_large, rate_limited, internal.' },
+              code: { type: 'string', description: 'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, payload_too_large, unsupported_media_type, rate_limited, internal.' },
               message: { type: 'string', description: 'Human-readable; safe to log; do not parse.' },
             },
           },

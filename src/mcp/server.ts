@@ -1,17 +1,32 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
-import { asApiError } from '../errors.js';
-import { openApiDocument } from '../http/openapi.js';
-import type { Services } from '../services/context.js';
-import { tools, toolsByName, type ToolAnswer } from './tools.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type JSONRPCResultResponse,
+  type ListToolsResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { asApiError, badRequest } from '../errors.js';
+import { PostExchange } from './exchange.js';
+import { tools, toolsByName, type ToolContext } from './tools.js';
+
+const SERVER_INFO = { name: 'bookmeta', version: '1.0.0' };
 
 const INSTRUCTIONS =
   'Book metadata: books (editions, bk_ ids), works (wk_) and authors (au_). Every tool answers the same JSON as the HTTP API at /v1 for the same request, ' +
   'as text. An error answers the API\'s error JSON {"error": {"code", "message"}} with isError set: bad_request means fix the arguments, ' +
-  'not_found means the catalogue has no such record, rate_limited means wait. Prefer lookup_isbn when you have an ISBN.';
+  'not_found means the catalogue has no such record. With an ISBN use lookup_isbn; with a messy reference (title, maybe author or year) to resolve to one book ' +
+  'use match_book; to browse or list candidates use search_books or search_authors.';
 
-// Built once: the schemas do not change while the process runs.
+// Built once: the tools do not change while the process runs.
 const listing: ListToolsResult = {
   tools: tools.map(({ name, title, description, inputSchema }) => ({
     name,
@@ -22,44 +37,94 @@ const listing: ListToolsResult = {
   })),
 };
 
-const toolResult = ({ json, note }: ToolAnswer): CallToolResult => ({
-  content: note === undefined ? [{ type: 'text', text: JSON.stringify(json) }] : [{ type: 'text', text: JSON.stringify(json) }, { type: 'text', text: note }],
-});
+// Used only for what a server asks of clients (elicitation), which this one never does; without
+// it every Server would build its own Ajv, at 3 ms a request.
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-/**
- * The MCP server of one HTTP request. The low-level `Server` rather than `McpServer`: McpServer
- * answers arguments that miss the schema with its own text, where ours must be the API's 400 JSON,
- * and it rebuilds the JSON Schemas on every tools/list.
- */
-function mcpServer(services: Services, requestId: string): Server {
-  const server = new Server({ name: 'bookmeta', version: openApiDocument.info.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => listing);
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
-    const tool = toolsByName.get(params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${params.name}; tools/list names the tools`);
-    try {
-      return toolResult(await tool.call(services, params.arguments));
-    } catch (error) {
-      const apiError = asApiError(error);
-      if (apiError.status >= 500) services.log.error({ err: error, requestId, tool: tool.name }, 'MCP tool failed');
-      return { content: [{ type: 'text', text: JSON.stringify(apiError.toJSON()) }], isError: true };
-    }
-  });
-  return server;
+/** A tools/call: the tool's answer as text content, or the API's error JSON with isError set. */
+async function callTool(context: ToolContext, { name, arguments: args }: CallToolRequest['params']): Promise<CallToolResult> {
+  const tool = toolsByName.get(name);
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}; tools/list names the tools`);
+  try {
+    const { text, note } = await tool.call(context, args);
+    return { content: note === undefined ? [{ type: 'text', text }] : [{ type: 'text', text }, { type: 'text', text: note }] };
+  } catch (error) {
+    const apiError = asApiError(error);
+    if (apiError.status >= 500) context.services.log.error({ err: error, requestId: context.requestId, tool: name }, 'MCP tool failed');
+    return { content: [{ type: 'text', text: JSON.stringify(apiError.toJSON()) }], isError: true };
+  }
 }
 
 /**
- * Answers one POST /mcp statelessly: a fresh server and transport per request and no session id,
- * so any API instance can answer any request. Responses are plain JSON, never an SSE stream: no
- * tool sends progress or notifications, and JSON is cheaper to produce and to proxy.
+ * The SDK server of one POST: protocol, initialize, capabilities, method dispatch and request
+ * validation are the SDK's. The low-level `Server` rather than `McpServer`: McpServer answers
+ * arguments that miss the schema with its own text, where ours must be the API's 400 JSON.
  */
-export async function answerMcpRequest(services: Services, request: Request, body: unknown, requestId: string): Promise<Response> {
-  const server = mcpServer(services, requestId);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+function mcpServer(context: ToolContext): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
+  server.setRequestHandler(ListToolsRequestSchema, () => listing);
+  server.setRequestHandler(CallToolRequestSchema, ({ params }) => callTool(context, params));
+  return server;
+}
+
+const isRequest = (message: JSONRPCMessage): message is JSONRPCRequest => 'method' in message && 'id' in message;
+
+async function answerThroughServer(context: ToolContext, messages: JSONRPCMessage[], requests: number): Promise<JSONRPCMessage[]> {
+  const server = mcpServer(context);
+  const exchange = new PostExchange(requests);
+  await server.connect(exchange);
   try {
-    await server.connect(transport);
-    return await transport.handleRequest(request, { parsedBody: body });
+    exchange.deliver(messages);
+    return requests === 0 ? [] : await exchange.responses;
   } finally {
     await server.close();
   }
+}
+
+/**
+ * A lone call of a known tool, answered without the SDK's Server: its Protocol tells a request from
+ * a response by trying to parse it as each kind of response first, and those failing zod parses
+ * (each builds an Error) cost more than a whole cached /v1 lookup. The request is checked with the
+ * SDK's schema, the handler is the one the Server runs, the envelope is the one it sends.
+ */
+async function answerToolCall(context: ToolContext, message: JSONRPCMessage): Promise<JSONRPCResultResponse | null> {
+  const call = CallToolRequestSchema.safeParse(message);
+  // Anything the SDK would treat specially (a task to create, an unknown tool, a malformed call) goes through it.
+  if (!call.success || !isRequest(message) || call.data.params.task !== undefined || !toolsByName.has(call.data.params.name)) return null;
+  return { result: await callTool(context, call.data.params), jsonrpc: '2.0', id: message.id };
+}
+
+function parseMessages(body: unknown): JSONRPCMessage[] {
+  const parsed = (Array.isArray(body) ? body : [body]).map((message) => JSONRPCMessageSchema.safeParse(message));
+  if (parsed.length === 0 || parsed.some((message) => !message.success)) throw badRequest('the body must be a JSON-RPC 2.0 message or a batch of them');
+  return parsed.map((message) => message.data!);
+}
+
+
+/**
+ * Answers the body of one POST /mcp, statelessly: nothing outlives the request, so any API instance
+ * answers any request and none needs an initialize first. Returns the response (an array for a
+ * batch), or null when the body held no request (202). Answers are plain JSON, never an SSE
+ * stream: no tool streams anything.
+ *
+ * The transport is PostExchange rather than the SDK's StreamableHTTPServerTransport: Koa keeps the
+ * response, so the access log, the meter and the error renderer see its real status; the body is
+ * parsed once; and the SDK transport checks every message against the initialize request's schema
+ * twice, failing zod parses that alone cost more than a cached /v1 lookup.
+ */
+export async function answerMcpPost(context: ToolContext, body: unknown, protocolVersion: string | undefined): Promise<JSONRPCMessage | JSONRPCMessage[] | null> {
+  const messages = parseMessages(body);
+  // The header names the version negotiated at initialize; an initialize negotiates it itself.
+  const initializing = messages.some((message) => 'method' in message && message.method === 'initialize');
+  if (protocolVersion !== undefined && !initializing && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+    throw badRequest(`unsupported MCP-Protocol-Version ${protocolVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
+  }
+  if (!Array.isArray(body)) {
+    const answered = await answerToolCall(context, messages[0]!);
+    if (answered) return answered;
+  }
+  const requests = messages.filter(isRequest).length;
+  const responses = await answerThroughServer(context, messages, requests);
+  if (requests === 0) return null;
+  return Array.isArray(body) ? responses : responses[0]!;
 }

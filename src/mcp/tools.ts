@@ -3,16 +3,25 @@ import { badRequest } from '../errors.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { authorById, bookById, bookByIsbn, workById, type Resolved } from '../services/lookups.js';
+import { MATCH_FIELDS, matchBook } from '../services/match.js';
+import { PointCache } from '../services/pointCache.js';
+import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
+import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
 
 /**
  * The MCP tools: one per capability of the HTTP API, each a thin call of the same service function
- * as its route, answering the JSON that route answers for the same request.
+ * as its route, answering the bytes that route answers for the same request.
  */
 
-/** What a tool answers: the HTTP API's JSON for the same request, and a remark for the model when there is one. */
+export interface ToolContext {
+  services: Services;
+  requestId: string;
+}
+
+/** What a tool answers: the HTTP API's JSON text for the same request, and a remark for the model when there is one. */
 export interface ToolAnswer {
-  json: unknown;
-  /** Said next to the JSON, never inside it (e.g. that a merged id was followed to its survivor). */
+  text: string;
+  /** Said next to the JSON, never inside it (that a merged id was followed to its survivor). */
   note?: string;
 }
 
@@ -28,25 +37,29 @@ export interface Tool {
   /** The JSON Schema of the arguments, as tools/list shows it. */
   inputSchema: JsonObjectSchema;
   /** Checks the arguments (a 400 bad_request when they do not fit the schema) and runs the tool. */
-  call(services: Services, args: unknown): Promise<ToolAnswer>;
+  call(context: ToolContext, args: unknown): Promise<ToolAnswer>;
 }
 
+/**
+ * A tool whose arguments zod checks for their types only: what the values mean (ranges, formats,
+ * required combinations) is checked by the service function, so an error reads as the route's.
+ */
 function defineTool<Input extends z.ZodObject>(definition: {
   name: string;
   title: string;
   description: string;
   input: Input;
-  run: (services: Services, input: z.output<Input>) => Promise<ToolAnswer>;
+  run: (context: ToolContext, input: z.output<Input>) => Promise<ToolAnswer>;
 }): Tool {
   const { input, run, ...described } = definition;
   const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(input, { io: 'input' });
   return {
     ...described,
     inputSchema: { ...inputSchema, type: 'object' },
-    async call(services, args) {
+    async call(context, args) {
       const parsed = input.safeParse(args ?? {});
       if (!parsed.success) throw badRequest(parsed.error.issues.map(describeIssue).join('; '));
-      return run(services, parsed.data);
+      return run(context, parsed.data);
     },
   };
 }
@@ -59,37 +72,63 @@ const describeIssue = (issue: z.core.$ZodIssue): string =>
 const requiredText = (name: string, missing = `${name} is required`) =>
   z.string({ error: (issue) => (issue.input === undefined ? missing : `${name} must be a string`) });
 
-/**
- * A required argument that is text in a URL but often arrives as a JSON number (an ISBN-13, the
- * cursor 0): clients such as the MCP Inspector turn digit strings into numbers.
- */
-const requiredDigits = (name: string, missing: string, expected: string) =>
-  z
-    .union([z.string(), z.int().nonnegative()], { error: (issue) => (issue.input === undefined ? missing : `${name} must be ${expected}`) })
-    .transform(String);
+const optionalText = (name: string) => z.string({ error: `${name} must be a string` }).optional();
 
-// Merges are flattened to one hop (see stores/postgres/merges.ts); a second hop only happens when a
+/**
+ * An argument that is text in a URL but often arrives as a JSON number (an ISBN-13, the cursor 0):
+ * clients such as the MCP Inspector turn digit strings into numbers.
+ */
+const digits = (name: string, missing: string, expected: string) =>
+  z.union([z.string(), z.int().nonnegative()], { error: (issue) => (issue.input === undefined ? missing : `${name} must be ${expected}`) }).transform(String);
+
+/** An optional integer, handed to the service as the text a query string would carry; the range is the service's to check. */
+const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
+  z.int().optional().meta(range).describe(description).transform((value) => (value === undefined ? undefined : String(value)));
+
+/** The parameters that are set, as the route passes its query parameters (an absent one is no key at all). */
+const present = <T extends Record<string, string | undefined>>(params: T): Partial<T> =>
+  Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+/** A lookup's answer as its route sends it: the JSON text of the record, or where a merged id went (the 301). */
+type Answered = { text: string } | { mergedInto: string; location: string };
+
+const answered = <T>(resolved: Resolved<T>): Answered => ('mergedInto' in resolved ? resolved : { text: JSON.stringify(resolved.record) });
+
+/** A point lookup through the route's 24-hour cache under the route's URL: a hit is the very bytes GET `path` answers. */
+async function cachedLookup<T>({ services, requestId }: ToolContext, path: string, read: () => Promise<Resolved<T>>): Promise<Answered> {
+  const points = new PointCache(services.cache, services.config.pointCacheTtlS, services.log);
+  const found = await points.lookup(path, requestId);
+  if (found && 'hit' in found) return { text: found.hit };
+  const resolved = await read();
+  if ('mergedInto' in resolved) return resolved;
+  const text = JSON.stringify(resolved.record);
+  if (found) points.store(path, text, resolved.shows, found.missAt, requestId);
+  return { text };
+}
+
+// Merges are flattened to one hop (see stores/postgres/merges.ts); a second one only happens when a
 // merge commits between the two reads.
 const MAX_MERGE_HOPS = 3;
 
 /**
- * A point lookup, with a merged id followed to its survivor the way an HTTP client follows the 301:
- * the JSON is exactly what `GET <Location>` answers, and the note says the id was merged.
+ * Follows a merged id to its survivor the way an HTTP client follows the 301: the text is exactly
+ * what the same request answers for the survivor, and the note says the id was merged.
  */
-async function pointLookup<T>(first: Resolved<T>, survivorById: (id: string) => Promise<Resolved<T>>, asked: string): Promise<ToolAnswer> {
-  let resolved = first;
-  for (let hops = 0; 'mergedInto' in resolved; hops++) {
+async function followMerges(asked: string, first: Answered, survivor: (id: string, location: string) => Promise<Answered>): Promise<ToolAnswer> {
+  let answer = first;
+  for (let hops = 0; 'mergedInto' in answer; hops++) {
     if (hops === MAX_MERGE_HOPS) throw new Error(`merge chain of ${asked} is longer than ${MAX_MERGE_HOPS} hops`);
-    const { mergedInto, location } = resolved;
-    resolved = await survivorById(mergedInto);
-    if ('record' in resolved) {
-      return {
-        json: resolved.record,
-        note: `${asked} was merged into ${mergedInto}: the record above is the survivor ${mergedInto} (GET ${location}). Use ${mergedInto} from now on.`,
-      };
-    }
+    const { mergedInto, location } = answer;
+    answer = await survivor(mergedInto, location);
+    if ('text' in answer) return { text: answer.text, note: `${asked} was merged into ${mergedInto}: the JSON above is for ${mergedInto}. Use ${mergedInto} from now on.` };
   }
-  return { json: resolved.record };
+  return { text: answer.text };
+}
+
+/** A point lookup tool: the route's URL for what was asked, how to read it, and how to read a survivor (at its Location) by id. */
+async function pointTool(context: ToolContext, asked: string, path: string, read: () => Promise<Resolved<unknown>>, readSurvivor: (id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> {
+  const first = await cachedLookup(context, path, read);
+  return followMerges(asked, first, (id, location) => cachedLookup(context, location, () => readSurvivor(id)));
 }
 
 const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
@@ -97,53 +136,144 @@ const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: b
 const MERGES =
   'If the id was merged into another one, the tool follows it: the JSON is the surviving record and a second text item names the survivor, whose id to use from now on.';
 
+const BOOK_FIELDS =
+  'A book record: id (bk_…), work_id, isbn_13, isbn_10, title, subtitle, series, series_number, authors [{id, name}], publisher, year, language, pages, cover_url, ratings_count, average_rating; unknown fields are null.';
+
 const lookupIsbn = defineTool({
   name: 'lookup_isbn',
   title: 'Book by ISBN',
   description:
     'Look up the one book (edition) that carries an ISBN. Use this whenever you have an ISBN: it is exact and cached. ' +
-    'Accepts ISBN-10 or ISBN-13 with or without hyphens or spaces; the check digit is validated (an invalid ISBN is an error, bad_request). ' +
-    'Answers the book record: id (bk_…), work_id, isbn_13, isbn_10, title, subtitle, series, authors, publisher, year, language, pages, cover_url, ratings. ' +
-    'not_found means the ISBN is valid but no book in the catalogue has it; try match_book with the title instead. ' +
-    MERGES,
+    'Accepts ISBN-10 or ISBN-13 with or without hyphens or spaces; the check digit is validated (an invalid ISBN is a bad_request). ' +
+    `${BOOK_FIELDS} not_found means the ISBN is valid but no book in the catalogue has it; try match_book with the title instead. ${MERGES}`,
   input: z.object({
-    isbn: requiredDigits('isbn', 'isbn is required', 'a string such as "978-0-439-02348-1"').describe(
-      'An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".',
-    ),
+    isbn: digits('isbn', 'isbn is required', 'a string such as "978-0-439-02348-1"').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
   }),
-  run: async ({ db }, { isbn }) => pointLookup(await bookByIsbn(db, isbn), (id) => bookById(db, id), `ISBN ${isbn}`),
+  run: (context, { isbn }) =>
+    pointTool(context, `ISBN ${isbn}`, `/v1/isbn/${encodeURIComponent(isbn)}`, () => bookByIsbn(context.services.db, isbn), (id) => bookById(context.services.db, id)),
 });
 
 const getBook = defineTool({
   name: 'get_book',
   title: 'Book by id',
   description:
-    'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id found in search results, a work\'s editions or the change feed. ' +
-    ID_FORMATS + ' ' + MERGES,
+    'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work\'s editions or the change feed. ' +
+    `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
-  run: async ({ db }, { id }) => pointLookup(await bookById(db, id), (survivor) => bookById(db, survivor), id),
+  run: (context, { id }) => {
+    const read = (bookId: string) => bookById(context.services.db, bookId);
+    return pointTool(context, id, `/v1/books/${encodeURIComponent(id)}`, () => read(id), read);
+  },
 });
 
 const getWork = defineTool({
   name: 'get_work',
   title: 'Work by id',
   description:
-    'Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book\'s work_id: title, original year, authors, ' +
-    'the number of editions and the most popular editions (up to 100). Use it to find other editions of a book. ' +
-    ID_FORMATS + ' ' + MERGES,
+    'Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book\'s work_id: title, original_year, authors, ' +
+    'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
+    `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
-  run: async ({ db }, { id }) => pointLookup(await workById(db, id), (survivor) => workById(db, survivor), id),
+  run: (context, { id }) => {
+    const read = (workId: string) => workById(context.services.db, workId);
+    return pointTool(context, id, `/v1/works/${encodeURIComponent(id)}`, () => read(id), read);
+  },
 });
 
 const getAuthor = defineTool({
   name: 'get_author',
   title: 'Author by id',
   description:
-    'Fetch one author by their au_ id (found in a book\'s or work\'s authors): name, other spellings of the name, the number of works and the most popular works (up to 100). ' +
+    'Fetch one author by their au_ id (from a book\'s or work\'s authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). ' +
     'To find an author by name, use search_authors instead. ' +
-    ID_FORMATS + ' ' + MERGES,
+    `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
-  run: async ({ db }, { id }) => pointLookup(await authorById(db, id), (survivor) => authorById(db, survivor), id),
+  run: (context, { id }) => {
+    const read = (authorId: string) => authorById(context.services.db, authorId);
+    return pointTool(context, id, `/v1/authors/${encodeURIComponent(id)}`, () => read(id), read);
+  },
+});
+
+const paging = {
+  limit: optionalInteger(`Results per page, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`, { minimum: 1, maximum: SEARCH_MAX_LIMIT, default: SEARCH_DEFAULT_LIMIT }),
+  offset: optionalInteger(`Results to skip, for the next page: offset + limit at most ${SEARCH_MAX_WINDOW}.`, { minimum: 0, default: 0 }),
+};
+
+const searchBooksTool = defineTool({
+  name: 'search_books',
+  title: 'Search books',
+  description:
+    'Search the catalogue by free text over title, subtitle, series and author names, typo tolerant; an ISBN in q puts that edition first. ' +
+    'Use it to browse or to list candidates (several books by one author, a series, books about a word in the title). ' +
+    'To resolve ONE reference (a citation, a title with author/year) to the single book it means, prefer match_book, which says how sure it is; with an ISBN alone use lookup_isbn. ' +
+    'Answers {total, limit, offset, results: [{score, book}]}, best first; score only ranks results within one answer. By default one result per work (its best edition). ' +
+    'Page with offset: the next page is offset + limit, while offset < total.',
+  input: z.object({
+    q: requiredText('q').describe('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.'),
+    ...paging,
+    author_id: z.string().optional().describe('Only books crediting this author (an au_ id, e.g. from search_authors).'),
+    language: z.string().optional().describe('Only books in this language as the records spell it: "eng", "en-US", "spa".'),
+    year_from: optionalInteger('Only books published in this year or later.'),
+    year_to: optionalInteger('Only books published in this year or earlier.'),
+    editions: z.string().optional().meta({ enum: ['best', 'all'], default: 'best' }).describe('"best" (default): one result per work; "all": every edition.'),
+  }),
+  run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, present(params))) }),
+});
+
+const searchAuthorsTool = defineTool({
+  name: 'search_authors',
+  title: 'Search authors',
+  description:
+    'Find authors by name, tolerant of initials ("JK Rowling"), surname-first order ("Rowling, J.K."), diacritics and typos; other spellings of a name match too. ' +
+    'Answers {total, limit, offset, results: [{score, author: {id, name, alternate_names, work_count}}]}, best first. ' +
+    'Then use get_author for their works, or search_books with author_id for their books.',
+  input: z.object({ q: requiredText('q').describe('A name, or part of one.'), ...paging }),
+  run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, present(params))) }),
+});
+
+const matchBookTool = defineTool({
+  name: 'match_book',
+  title: 'Match a reference to one book',
+  description:
+    'Resolve a messy reference (a title, maybe with author, year, publisher and/or an ISBN) to the ONE catalogue book it describes, with a confidence from 0 to 1. ' +
+    'Prefer this over search_books when you want the single best book for a citation or a reading-list line; give every field you have: the author and year ' +
+    'tell apart books of the same title and editions of one work. ' +
+    'Answers {match, confidence, signals, candidates}: match is the best book when confidence >= 0.7, else null (the catalogue probably lacks the book; ' +
+    'candidates show what came closest, each with its own confidence). A matching ISBN gives at least 0.7; a title alone at most 0.85; ' +
+    'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.',
+  input: z.strictObject(
+    {
+      title: optionalText('title').describe('The title as you have it; subtitle and series in parentheses may stay.'),
+      isbn: z
+        .union([z.string(), z.int().nonnegative()], { error: 'isbn must be a string' })
+        .optional()
+        .transform((value) => (value === undefined ? undefined : String(value)))
+        .describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
+      author: optionalText('author').describe('An author\'s name in any common form ("J.R.R. Tolkien", "Tolkien, J. R. R.").'),
+      year: z.int({ error: 'year must be an integer such as 1997' }).optional().describe('Year of publication, e.g. 1954.'),
+      publisher: optionalText('publisher').describe('Publisher, if known.'),
+    },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : undefined) },
+  ),
+  run: async ({ services }, fields) => ({ text: JSON.stringify(await matchBook(services, fields)) }),
+});
+
+const recommendBooks = defineTool({
+  name: 'recommend_books',
+  title: 'Books to read next',
+  description:
+    'Books a reader of one book is likely to want next, best first, one edition per work and never another edition of the same work. ' +
+    'Signals: what readers who liked it also liked, the same series, the same author, similar titles; popular books fill the list. ' +
+    'Needs the book\'s bk_ id (from lookup_isbn, match_book or search_books). Answers {book_id, results: [{score, book}]}. ' +
+    MERGES,
+  input: z.object({
+    id: requiredText('id').describe('The bk_ id of the book read.'),
+    limit: optionalInteger(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
+  }),
+  run: async ({ services }, { id, limit }) => {
+    const recommend = async (bookId: string) => answered(await recommendFor(services, bookId, limit));
+    return followMerges(id, await recommend(id), recommend);
+  },
 });
 
 const listChanges = defineTool({
@@ -152,23 +282,15 @@ const listChanges = defineTool({
   description:
     'Follow the catalogue\'s change feed: every insert, update, delete and merge of a book, work or author, oldest first. ' +
     'A cursor is an opaque position in the feed: pass since = "0" the first time, then the `next` cursor of the previous page; ' +
-    'following `next` sees every change exactly once. `has_more` true means call again at once; false means you are at the head (come back later with the same `next`). ' +
-    'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books.',
+    'following `next` sees every change exactly once. has_more true means call again at once; false means you are at the head (come back later with the same `next`). ' +
+    'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
   input: z.object({
-    since: requiredDigits('since', 'since cursor is required', 'a cursor string such as "0"').describe(
-      'Where to start: "0" for the beginning, else the `next` cursor of the previous page.',
-    ),
-    limit: z
-      .int()
-      .optional()
-      .meta({ minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT })
-      .describe(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`),
+    since: digits('since', 'since cursor is required', 'a cursor string such as "0"').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
+    limit: optionalInteger(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
   }),
-  run: async ({ db, shortCache }, { since, limit }) => ({
-    json: await changesSince(db, shortCache, since, limit === undefined ? undefined : String(limit)),
-  }),
+  run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
 });
 
-export const tools: readonly Tool[] = [lookupIsbn, getBook, getWork, getAuthor, listChanges];
+export const tools: readonly Tool[] = [lookupIsbn, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, recommendBooks, listChanges];
 
 export const toolsByName: ReadonlyMap<string, Tool> = new Map(tools.map((tool) => [tool.name, tool]));
