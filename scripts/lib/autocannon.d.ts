@@ -1,6 +1,6 @@
 // The part of autocannon's programmatic API the benchmarks use (the package ships no types).
 declare module 'autocannon' {
-  interface Histogram {
+  export interface Histogram {
     average: number;
     mean: number;
     p50: number;
@@ -8,14 +8,14 @@ declare module 'autocannon' {
     p99: number;
     max: number;
   }
-  interface RequestSpec {
+  export interface RequestSpec {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
     body?: string;
     setupRequest?: (request: RequestSpec, context: Record<string, unknown>) => RequestSpec;
   }
-  interface Options {
+  export interface Options {
     url: string;
     connections?: number;
     duration?: number;
@@ -25,7 +25,7 @@ declare module 'autocannon' {
     body?: string;
     requests?: RequestSpec[];
   }
-  interface Result {
+  export interface Result {
     requests: Histogram & { total: number };
     latency: Histogram;
     errors: number;

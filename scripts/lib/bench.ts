@@ -3,7 +3,9 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { goodbooks } from '../../loader/import/goodbooks.js';
 import { importCatalogue } from '../../loader/import/importer.js';
+import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
+import { connectRedis } from '../../src/stores/redis/client.js';
 import { projectPath } from '../../src/paths.js';
 import { issueApiKey } from '../../src/services/apiKeys.js';
 import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
@@ -85,4 +87,17 @@ export function startApi(env: NodeJS.ProcessEnv): Promise<BenchServer> {
 
 export function startBareKoa(body: string): Promise<BenchServer> {
   return startProcess(['scripts/bench/bareKoa.ts'], { ...process.env, BARE_BODY: body }, 'stdout', (line) => (/^\d+$/.test(line) ? `http://127.0.0.1:${line}` : null));
+}
+
+/** A Redis prefix of this run's own (answers cached by an earlier run would show its catalogue), and its removal. */
+export function benchRedisPrefix(name: string): { prefix: string; drop(): Promise<void> } {
+  const prefix = `${name}:${process.pid}:`;
+  return {
+    prefix,
+    async drop() {
+      const redis = await connectRedis(loadConfig().redisUrl);
+      for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await redis.del(keys);
+      await redis.quit();
+    },
+  };
 }

@@ -50,3 +50,26 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 export const formatLoad = (result: LoadResult): string =>
   `${result.label.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms` +
   (result.failures ? `   failures ${result.failures}` : '');
+
+export type LoadRequest = Omit<LoadOptions, 'durationS' | 'connections'>;
+
+/** Rounds of one request kind, combined: mean requests per second and mean latencies. */
+function combined(label: string, results: LoadResult[]): LoadResult {
+  const mean = (pick: (result: LoadResult) => number) => results.reduce((sum, result) => sum + pick(result), 0) / results.length;
+  return { label, rps: mean((result) => result.rps), p50: mean((result) => result.p50), p99: mean((result) => result.p99), failures: results.reduce((sum, result) => sum + result.failures, 0) };
+}
+
+/**
+ * Runs each request kind in short alternating rounds (after a warm-up of each), so that a change in
+ * the machine's load during the run weighs on all of them alike. Returns one result per kind.
+ */
+export async function alternate(requests: LoadRequest[], options: { rounds: number; roundS: number; connections: number }): Promise<LoadResult[]> {
+  for (const request of requests) await load({ ...request, label: 'warm-up', connections: options.connections, durationS: 2 });
+  const results = requests.map((): LoadResult[] => []);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [index, request] of requests.entries()) {
+      results[index]!.push(await load({ ...request, connections: options.connections, durationS: options.roundS }));
+    }
+  }
+  return requests.map((request, index) => combined(request.label, results[index]!));
+}
