@@ -113,7 +113,7 @@ async function buildNdjson(): Promise<{ path: string; documents: number }> {
         text += `{"index":{"_index":"__INDEX__","_id":${JSON.stringify(doc.id)},"version":${seq},"version_type":"external"}}\n${doc.json}\n`;
       }
       documents += batch.length;
-      if (!out.write(text)) await new Promise((resolve) => out.once('drain', resolve));
+      if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
     await client.query('commit');
     out.end();

@@ -206,11 +206,12 @@ program
   }, 'all')
   .option('--batch-size <rows>', 'rows per cursor read', positive, 2000)
   .option('--concurrency <requests>', 'bulk requests in flight', positive, 2)
+  .option('--bulk-mb <megabytes>', 'size of one bulk request', positive, 5)
   .option('--max-rate <docs>', 'documents per second at most', positive)
   .option('--no-progress', 'no progress bar or progress lines')
-  .action((target: ReindexTarget, options: { batchSize: number; concurrency: number; maxRate?: number; progress: boolean }) =>
+  .action((target: ReindexTarget, options: { batchSize: number; concurrency: number; bulkMb: number; maxRate?: number; progress: boolean }) =>
     withLoader(async (deps) => {
-      const results = await reindex(deps, target, options);
+      const results = await reindex(deps, target, { ...options, maxBytes: options.bulkMb * 1024 * 1024 });
       console.log(
         formatTable(
           ['alias', 'index', 'documents', 'docs/s', 'complete up to seq', 'seconds', 'dropped'],
@@ -233,7 +234,7 @@ program
   .description('apply the change sequence after the checkpoint to the indices; --follow keeps tailing it')
   .option('--follow', 'keep following until SIGTERM or SIGINT')
   .option('--page-size <changes>', 'changes per page', positive, 1000)
-  .option('--poll-ms <ms>', 'pause between polls when idle (follow)', positive, 200)
+  .option('--poll-ms <ms>', 'pause between polls when idle (follow)', positive, 100)
   .action((options: { follow?: boolean; pageSize: number; pollMs: number }) =>
     withLoader(async (deps) => {
       const signal = stopSignal();

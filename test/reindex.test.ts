@@ -10,6 +10,7 @@ import { withTransaction } from '../src/stores/postgres/pool.js';
 import { projectPath } from '../src/paths.js';
 import { reindex } from '../loader/index/reindex.js';
 import { syncOnce } from '../loader/index/sync.js';
+import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
 import { createWorld, type TestWorld } from './helpers/env.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
@@ -193,4 +194,27 @@ test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex 
   t.deepEqual(await strayIndices(deps.es, deps.aliases.books), []);
   await syncOnce(deps);
   await assertIndexMatches(t, deps);
+});
+
+test('progress: one updating line with docs/s and ETA on a terminal, plain lines elsewhere', (t) => {
+  const { line, bar } = progressLine('reindex books', 250, 1000, 5);
+  t.is(line, 'reindex books: 250/1000 (25.0%) 50 docs/s ETA 15s elapsed 5s');
+  t.is(bar, `[${'#'.repeat(6)}${'-'.repeat(18)}]`);
+  t.is(formatDuration(3725), '1h02m');
+
+  const written: string[] = [];
+  const fake = (isTTY: boolean) => ({ isTTY, write: (text: string) => written.push(text) }) as unknown as NodeJS.WriteStream;
+  const onTerminal = createProgress({ label: 'x', total: 10, stream: fake(true) });
+  onTerminal.add(5);
+  onTerminal.finish();
+  t.true(written.every((text) => text.startsWith('\r')));
+  t.true(written.at(-1)!.endsWith('\n'));
+  written.length = 0;
+  const inLogs = createProgress({ label: 'x', total: 10, stream: fake(false), plainEverySeconds: 3600 });
+  inLogs.add(5);
+  inLogs.add(5);
+  inLogs.finish();
+  t.is(written.length, 2); // the first line at once, then the final one
+  t.true(written.every((text) => !text.includes('\r') && text.endsWith('\n')));
+  t.regex(written[1]!, /x: 10\/10 \(100.0%\) \d+ docs\/s ETA 0s elapsed 0s done/);
 });

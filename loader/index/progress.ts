@@ -44,7 +44,7 @@ export function createProgress(options: ProgressOptions): ProgressReporter {
   const started = performance.now();
   const plainEveryMs = (options.plainEverySeconds ?? 5) * 1000;
   let done = 0;
-  let lastPrint = 0;
+  let lastPrint = -Infinity;
   const elapsed = () => (performance.now() - started) / 1000;
   const print = (final: boolean) => {
     const { line, bar } = progressLine(options.label, done, options.total, elapsed());

@@ -56,6 +56,8 @@ export interface ReindexOptions {
   maxBytes?: number;
   /** Documents per second at most (default: unlimited), to spare a busy cluster. */
   maxRate?: number;
+  /** How long to wait for another reindex of the same alias to end (default 10 s). */
+  lockWaitMs?: number;
   /** Show a progress bar / progress lines on stderr (default true). */
   progress?: boolean;
   /** Test hooks: after the snapshot seq is read; before the final catch-up and swap. */
@@ -101,8 +103,13 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
   const started = performance.now();
   const lockClient = await db.connect();
   try {
-    const { rows } = await lockClient.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [REINDEX_LOCK, KIND_KEY[kind]]);
-    if (!rows[0]?.locked) throw new ReindexBusyError(`another reindex of ${alias} is running`);
+    // A reindex killed a moment ago may still hold the lock until PostgreSQL notices: wait a little.
+    for (let waited = 0; ; waited += 250) {
+      const { rows } = await lockClient.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [REINDEX_LOCK, KIND_KEY[kind]]);
+      if (rows[0]?.locked) break;
+      if (waited >= (options.lockWaitMs ?? 10_000)) throw new ReindexBusyError(`another reindex of ${alias} is running`);
+      await sleep(250);
+    }
     try {
       for (const stray of await strayIndices(es, alias)) {
         log.info({ index: stray }, 'dropping leftover index');

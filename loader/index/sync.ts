@@ -59,6 +59,8 @@ export interface WriteTargets {
   authors?: string;
   /** Targets are aliases: refuse to auto-create a concrete index. */
   aliases: boolean;
+  /** Refresh after writing, so the documents are searchable at once instead of within refresh_interval. */
+  refresh?: boolean;
 }
 
 export interface ApplyStats {
@@ -99,7 +101,7 @@ async function indexedAuthorsOf(es: Elastic, booksIndex: string, bookIds: readon
  * acknowledged all of it. Throws when any write failed (other than a stale version).
  */
 export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedChange[], targets: WriteTargets): Promise<ApplyStats> {
-  const writer = new BulkWriter(deps.es, { requireAlias: targets.aliases, concurrency: 2 });
+  const writer = new BulkWriter(deps.es, { requireAlias: targets.aliases, concurrency: 2, refresh: targets.refresh });
   const stats: ApplyStats = { changes: changes.length, books: 0, authors: 0, bulk: writer.stats };
   if (changes.length === 0) return stats;
   const version = changes[changes.length - 1]!.seq;
@@ -171,6 +173,8 @@ export interface SyncOptions {
   /** Changes per page (default 1,000). */
   pageSize?: number;
   signal?: AbortSignal;
+  /** Refresh after each page (follow mode: searchable at once rather than within the 1 s refresh interval). */
+  refresh?: boolean;
   /** Called after each page is acknowledged and checkpointed. */
   onPage?: (page: { changes: number; checkpoint: number; stats: ApplyStats; oldestChangedAt: Date }) => void;
 }
@@ -214,7 +218,12 @@ export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lock
         const checkpoint = (await readCheckpoint(deps.db, SYNC_CHECKPOINT))?.seq ?? 0;
         const changes = await readChanges(deps.db, checkpoint, pageSize);
         if (changes.length === 0) return { checkpoint, applied: 0 };
-        const stats = await applyChanges(deps, changes, { books: deps.aliases.books, authors: deps.aliases.authors, aliases: true });
+        const stats = await applyChanges(deps, changes, {
+          books: deps.aliases.books,
+          authors: deps.aliases.authors,
+          aliases: true,
+          refresh: options.refresh,
+        });
         const last = changes[changes.length - 1]!.seq;
         const now = await advanceCheckpoint(deps.db, SYNC_CHECKPOINT, last);
         options.onPage?.({ changes: changes.length, checkpoint: now, stats, oldestChangedAt: changes[0]!.changedAt });
@@ -232,7 +241,7 @@ export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lock
 }
 
 export interface FollowOptions extends SyncOptions {
-  /** Pause between polls when there is nothing to apply (default 200 ms). */
+  /** Pause between polls when there is nothing to apply (default 100 ms). */
   pollMs?: number;
   /** Seconds between summary log lines (default 10). */
   logEverySeconds?: number;
@@ -240,11 +249,13 @@ export interface FollowOptions extends SyncOptions {
 
 /**
  * `sync --follow`: tails the change sequence until `signal` aborts (SIGTERM/SIGINT), polling every
- * `pollMs` when idle. Errors (Elasticsearch or PostgreSQL briefly away) are logged and retried with
+ * `pollMs` when idle. Each page is written with refresh=true, so a change is searchable as soon as
+ * its page is acknowledged rather than up to a refresh interval (1 s) later: a few small refreshes
+ * per second at most, for a commit-to-searchable lag well under the 2 s target. Errors (Elasticsearch or PostgreSQL briefly away) are logged and retried with
  * a growing pause; the checkpoint only moves after acknowledged pages, so nothing is skipped.
  */
 export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Promise<SyncResult> {
-  const pollMs = options.pollMs ?? 200;
+  const pollMs = options.pollMs ?? 100;
   const logEveryMs = (options.logEverySeconds ?? 10) * 1000;
   const total: SyncResult = { pages: 0, changes: 0, checkpoint: 0 };
   let sinceLog = 0;
@@ -255,7 +266,7 @@ export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Pro
     await ensureAliases(deps);
     while (!options.signal?.aborted) {
       try {
-        const result = await syncOnce(deps, options, client);
+        const result = await syncOnce(deps, { ...options, refresh: options.refresh ?? true }, client);
         failures = 0;
         total.pages += result.pages;
         total.changes += result.changes;

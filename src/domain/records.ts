@@ -62,6 +62,9 @@ export interface AuthorRecord {
   updated_at: string;
 }
 
+/** An author as search results list them: the author record without its works. */
+export type AuthorSummary = Pick<AuthorRecord, 'id' | 'name' | 'alternate_names' | 'work_count'>;
+
 export const WORK_EDITIONS_SHOWN = 100;
 export const AUTHOR_WORKS_SHOWN = 100;
 

@@ -24,6 +24,8 @@ export interface BulkOptions {
   concurrency?: number;
   /** Fail instead of auto-creating an index when a target is not an alias (for writes through aliases). */
   requireAlias?: boolean;
+  /** Make the written documents searchable as soon as each request is acknowledged (refresh=true). */
+  refresh?: boolean;
   /** Called after each acknowledged chunk with the number of operations it held. */
   onAcknowledged?: (operations: number) => void;
 }
@@ -39,9 +41,17 @@ export interface BulkStats {
   requests: number;
 }
 
+/** One operation inside a chunk buffer: its kind and byte range. */
 interface Operation {
   kind: 'index' | 'delete';
-  text: string;
+  start: number;
+  end: number;
+}
+
+interface Chunk {
+  buffer: Buffer;
+  used: number;
+  operations: Operation[];
 }
 
 interface BulkItemResult {
@@ -68,8 +78,9 @@ export class BulkWriter {
   private readonly maxBytes: number;
   private readonly maxOperations: number;
   private readonly concurrency: number;
-  private chunk: Operation[] = [];
-  private chunkBytes = 0;
+  private chunk: Chunk | null = null;
+  /** Chunk buffers not in use, reused so that a long load makes no garbage per chunk. */
+  private readonly spare: Buffer[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private failure: unknown = null;
 
@@ -85,40 +96,57 @@ export class BulkWriter {
   /** Indexes a document given as JSON text, at `version` unless a newer version is already there. */
   index(index: string, id: string, version: number, json: string): Promise<void> {
     const action = `{"index":{"_index":${JSON.stringify(index)},"_id":${JSON.stringify(id)},"version":${version},"version_type":"external"}}`;
-    return this.add({ kind: 'index', text: `${action}\n${json}\n` });
+    return this.add('index', `${action}\n${json}\n`);
   }
 
   /** Deletes a document, leaving a tombstone at `version` so that an older write cannot bring it back. */
   delete(index: string, id: string, version: number): Promise<void> {
-    return this.add({
-      kind: 'delete',
-      text: `{"delete":{"_index":${JSON.stringify(index)},"_id":${JSON.stringify(id)},"version":${version},"version_type":"external"}}\n`,
-    });
+    return this.add(
+      'delete',
+      `{"delete":{"_index":${JSON.stringify(index)},"_id":${JSON.stringify(id)},"version":${version},"version_type":"external"}}\n`,
+    );
   }
 
   /** Adds a pre-built operation (action line and, for index, source line, each ending in \n). */
   raw(kind: 'index' | 'delete', text: string): Promise<void> {
-    return this.add({ kind, text });
+    return this.add(kind, text);
   }
 
-  private async add(operation: Operation): Promise<void> {
+  /**
+   * Operations are encoded straight into a reused chunk buffer, so each document's text dies young:
+   * holding thousands of strings per chunk would promote them all to the old generation and let the
+   * heap grow to hundreds of MB before a full collection.
+   */
+  private async add(kind: 'index' | 'delete', text: string): Promise<void> {
     if (this.failure) throw this.failure;
-    this.chunk.push(operation);
-    this.chunkBytes += operation.text.length;
-    if (this.chunkBytes >= this.maxBytes || this.chunk.length >= this.maxOperations) await this.dispatch();
+    const bytes = Buffer.byteLength(text);
+    if (this.chunk && this.chunk.used + bytes > this.chunk.buffer.length) await this.dispatch();
+    if (!this.chunk) this.chunk = { buffer: this.takeBuffer(Math.max(this.maxBytes, bytes)), used: 0, operations: [] };
+    const chunk = this.chunk;
+    chunk.buffer.write(text, chunk.used);
+    chunk.operations.push({ kind, start: chunk.used, end: chunk.used + bytes });
+    chunk.used += bytes;
+    if (chunk.used >= this.maxBytes || chunk.operations.length >= this.maxOperations) await this.dispatch();
+  }
+
+  private takeBuffer(size: number): Buffer {
+    const index = this.spare.findIndex((buffer) => buffer.length >= size);
+    if (index >= 0) return this.spare.splice(index, 1)[0]!;
+    // Room for one more operation past maxBytes, so a chunk is rarely cut short.
+    return Buffer.allocUnsafe(Math.max(size, this.maxBytes + 64 * 1024));
   }
 
   /** Sends the current chunk, waiting first while `concurrency` chunks are in flight. */
   private async dispatch(): Promise<void> {
     while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
     if (this.failure) throw this.failure;
-    if (this.chunk.length === 0) return;
-    const operations = this.chunk;
-    this.chunk = [];
-    this.chunkBytes = 0;
-    const request: Promise<void> = this.send(operations).then(
+    const chunk = this.chunk;
+    if (!chunk || chunk.operations.length === 0) return;
+    this.chunk = null;
+    const request: Promise<void> = this.send(chunk).then(
       () => {
         this.inFlight.delete(request);
+        if (this.spare.length <= this.concurrency) this.spare.push(chunk.buffer);
       },
       (error: unknown) => {
         this.inFlight.delete(request);
@@ -135,8 +163,9 @@ export class BulkWriter {
     if (this.failure) throw this.failure;
   }
 
-  private async send(operations: Operation[]): Promise<void> {
-    let pending = operations;
+  private async send(chunk: Chunk): Promise<void> {
+    let pending = chunk.operations;
+    let body = chunk.buffer.subarray(0, chunk.used);
     for (let attempt = 0; pending.length > 0; attempt += 1) {
       if (attempt > 0) {
         if (attempt > RETRY_LIMIT) throw new BulkError(`${pending.length} bulk operations still rejected after ${RETRY_LIMIT} retries`, []);
@@ -151,14 +180,29 @@ export class BulkWriter {
           querystring: {
             filter_path: 'errors,items.*.status,items.*._id,items.*.error.type,items.*.error.reason',
             ...(this.options.requireAlias ? { require_alias: 'true' } : {}),
+            ...(this.options.refresh ? { refresh: 'true' } : {}),
           },
-          bulkBody: pending.map((operation) => operation.text).join(''),
+          bulkBody: body,
         },
         { requestTimeout: 120_000 },
       )) as BulkResponse;
-      pending = this.settle(pending, response);
+      const again = this.settle(pending, response);
+      if (again.length > 0) {
+        // Copied out of the chunk buffer: those bytes stay valid until this send is over.
+        const source = body;
+        body = Buffer.concat(again.map((operation) => source.subarray(operation.start, operation.end)));
+        let offset = 0;
+        pending = again.map((operation) => {
+          const length = operation.end - operation.start;
+          const moved = { kind: operation.kind, start: offset, end: offset + length };
+          offset += length;
+          return moved;
+        });
+      } else {
+        pending = [];
+      }
     }
-    this.options.onAcknowledged?.(operations.length);
+    this.options.onAcknowledged?.(chunk.operations.length);
   }
 
   /** Counts the outcome of each operation; returns those to send again (429). */

@@ -10,6 +10,10 @@ import type { PoolClient, Queryable } from '../postgres/pool.js';
  * reindex pipes them into bulk requests without parsing and re-serialising a million objects in
  * Node. Author documents need authorKey() from src/domain/names.ts and are finished here.
  *
+ * The per-row lookups are written as `lateral (… offset 0)` subqueries so that they stay primary-key
+ * probes whatever the planner's statistics say: right after a bulk import, before autovacuum has
+ * analysed the tables, a hash join over a whole table per author was 100 times slower.
+ *
  * Only live entities (merged_into is null) have documents. `updated_seq` is the change-sequence
  * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).
  */
@@ -86,17 +90,18 @@ const BOOK_SELECT = (filter: string) => `
     )::text as json
     from books b
     left join lateral (
-      select json_agg(json_build_object('id', au.id, 'name', au.name) order by ba.position) as authors,
-             json_agg(au.id order by ba.position) as ids,
+      select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
+             json_agg(ba.author_id order by ba.position) as ids,
              json_agg(au.name order by ba.position) as names
-        from book_authors ba join authors au on au.id = ba.author_id
+        from book_authors ba
+        cross join lateral (select name from authors where id = ba.author_id offset 0) au
        where ba.book_id = b.id
     ) a on true
     left join lateral (
       select json_agg(o.id order by u.ord) as ids
         from book_also_liked al
         cross join lateral unnest(al.liked) with ordinality as u(id, ord)
-        join books o on o.id = u.id and o.merged_into is null and o.work_id <> b.work_id
+        cross join lateral (select id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
        where al.book_id = b.id
     ) l on true
    where b.merged_into is null and ${filter}`;
@@ -110,7 +115,8 @@ const AUTHOR_SELECT = (filter: string) => `
     from authors a
     left join lateral (
       select count(distinct b.work_id) as work_count, sum(b.popularity) as popularity
-        from book_authors ba join books b on b.id = ba.book_id and b.merged_into is null
+        from book_authors ba
+        cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null offset 0) b
        where ba.author_id = a.id
     ) s on true
    where a.merged_into is null and ${filter}`;

@@ -17,6 +17,12 @@ interface IndexDefinition {
   mappings: Record<string, unknown>;
 }
 
+/**
+ * Index-level operations on a freshly bulk-loaded index (the first refresh of a million documents,
+ * creating an index on a busy node) can take minutes: far longer than the client's default timeout.
+ */
+const SLOW = { requestTimeout: 10 * 60_000 } as const;
+
 const definitions = new Map<IndexKind, Promise<IndexDefinition>>();
 
 /** Settings and mappings of one kind of index, from mappings/<kind>.json. */
@@ -49,7 +55,7 @@ export async function createPhysicalIndex(es: Elastic, alias: string, kind: Inde
     const settings = structuredClone(definition.settings);
     if (options.bulkLoad) settings.index = { ...settings.index, refresh_interval: '-1' };
     try {
-      await es.indices.create({ index: name, settings, mappings: definition.mappings, wait_for_active_shards: 1 });
+      await es.indices.create({ index: name, settings, mappings: definition.mappings, wait_for_active_shards: 1 }, SLOW);
       return name;
     } catch (error) {
       if (errorType(error) !== 'resource_already_exists_exception') throw error;
@@ -62,8 +68,8 @@ export async function createPhysicalIndex(es: Elastic, alias: string, kind: Inde
 export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind): Promise<void> {
   const definition = await indexDefinition(kind);
   const interval = (definition.settings.index.refresh_interval as string | undefined) ?? '1s';
-  await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval } } });
-  await es.indices.refresh({ index });
+  await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval } } }, SLOW);
+  await es.indices.refresh({ index }, SLOW);
 }
 
 /** The physical indices an alias points at now (normally exactly one; none before the first build). */
@@ -99,7 +105,7 @@ export async function swapAlias(es: Elastic, alias: string, index: string): Prom
   if (await concreteIndexNamed(es, alias)) actions.push({ remove_index: { index: alias } });
   for (const name of old) actions.push({ remove: { index: name, alias } });
   actions.push({ add: { index, alias, is_write_index: true } });
-  await es.indices.updateAliases({ actions: actions as never });
+  await es.indices.updateAliases({ actions: actions as never }, SLOW);
   return old;
 }
 
@@ -137,7 +143,7 @@ export async function strayIndices(es: Elastic, alias: string): Promise<string[]
 
 export async function dropIndex(es: Elastic, index: string): Promise<void> {
   try {
-    await es.indices.delete({ index });
+    await es.indices.delete({ index }, SLOW);
   } catch (error) {
     if (statusOf(error) !== 404) throw error;
   }
@@ -146,8 +152,8 @@ export async function dropIndex(es: Elastic, index: string): Promise<void> {
 /** Documents in an index or alias (after a refresh if asked), or null when it does not exist. */
 export async function countDocuments(es: Elastic, index: string, options: { refresh?: boolean } = {}): Promise<number | null> {
   try {
-    if (options.refresh) await es.indices.refresh({ index });
-    const { count } = await es.count({ index });
+    if (options.refresh) await es.indices.refresh({ index }, SLOW);
+    const { count } = await es.count({ index }, SLOW);
     return count;
   } catch (error) {
     if (statusOf(error) === 404) return null;

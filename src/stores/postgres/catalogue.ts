@@ -1,4 +1,4 @@
-import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../../domain/records.js';
+import type { AuthorRecord, AuthorSummary, BookRecord, Lookup, WorkRecord } from '../../domain/records.js';
 import { AUTHOR_WORKS_SHOWN, WORK_EDITIONS_SHOWN } from '../../domain/records.js';
 import type { Queryable } from './pool.js';
 
@@ -39,6 +39,11 @@ export async function booksByIds(db: Queryable, ids: readonly string[]): Promise
     `select ${BOOK_COLUMNS} from books b where b.id = any($1) and b.merged_into is null`,
     [ids],
   );
+  return inOrderOf(ids, rows);
+}
+
+/** The rows in the order of `ids`, leaving out ids no row has. */
+function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]): T[] {
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -66,13 +71,24 @@ export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRe
   return lookup(rows[0]);
 }
 
+// The columns of an author that search results show too, so both read the same.
+const AUTHOR_SUMMARY_COLUMNS = `
+  a.id, a.name,
+  coalesce((select json_agg(n.name order by n.name) from author_names n
+             where n.author_id = a.id and n.name <> a.name), '[]'::json) as alternate_names,
+  (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
+    where ba.author_id = a.id and b.merged_into is null) as work_count`;
+
+/** Live authors by id, in the order of `ids`; ids that are unknown or merged are left out. */
+export async function authorSummariesByIds(db: Queryable, ids: readonly string[]): Promise<AuthorSummary[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<AuthorSummary>(`select ${AUTHOR_SUMMARY_COLUMNS} from authors a where a.id = any($1) and a.merged_into is null`, [ids]);
+  return inOrderOf(ids, rows);
+}
+
 export async function findAuthor(db: Queryable, id: string): Promise<Lookup<AuthorRecord>> {
   const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>(
-    `select a.id, a.name,
-       coalesce((select json_agg(n.name order by n.name) from author_names n
-                  where n.author_id = a.id and n.name <> a.name), '[]'::json) as alternate_names,
-       (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
-         where ba.author_id = a.id and b.merged_into is null) as work_count,
+    `select ${AUTHOR_SUMMARY_COLUMNS},
        coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
                           order by pw.popularity desc, w.title)
                    from (select b.work_id, sum(b.popularity) as popularity

@@ -1,0 +1,60 @@
+import type { estypes } from '@elastic/elasticsearch';
+import type { BookRecord } from '../../domain/records.js';
+import type { Elastic } from './client.js';
+import { scoredIds, withPopularity, type ScoredId } from './search.js';
+
+/**
+ * Books to read after a given one, one per work, never its own work. Four signals add up:
+ *  - co-reading: the books its readers also liked (best first, from the ratings), the strongest;
+ *  - the same series (the next volume is the likeliest next read);
+ *  - the same author;
+ *  - content: more_like_this over title, subtitle, series and author names.
+ * Popularity adds a little, as in search, and orders the popular books that fill up a short list.
+ */
+
+// Score of the first co-read book; the last of the list still gets half of it.
+const CO_READING = 30;
+const SAME_SERIES = 20;
+const SAME_AUTHOR = 10;
+// Every book matches a little, so popular books fill the list when few are related.
+const ANY_BOOK = 0.1;
+
+export interface RecommendationSeed {
+  book: BookRecord;
+  /** Ids of the books its readers also liked, best first. */
+  alsoLiked: readonly string[];
+}
+
+function coReading(alsoLiked: readonly string[]): estypes.QueryDslQueryContainer[] {
+  return alsoLiked.map((id, rank) => ({
+    constant_score: { filter: { term: { id } }, boost: CO_READING * (1 - rank / (2 * alsoLiked.length)) },
+  }));
+}
+
+export async function recommendationHits(elastic: Elastic, index: string, { book, alsoLiked }: RecommendationSeed, size: number): Promise<ScoredId[]> {
+  const authorIds = book.authors.map((author) => author.id);
+  const should: estypes.QueryDslQueryContainer[] = [
+    ...coReading(alsoLiked),
+    {
+      more_like_this: {
+        fields: ['title', 'subtitle', 'series', 'author_names'],
+        like: [{ _index: index, doc: { title: book.title, subtitle: book.subtitle, series: book.series, author_names: book.authors.map((author) => author.name) } }],
+        min_term_freq: 1,
+        min_doc_freq: 2,
+        max_query_terms: 25,
+        minimum_should_match: '30%',
+      },
+    },
+  ];
+  if (authorIds.length > 0) should.push({ constant_score: { filter: { terms: { author_ids: authorIds } }, boost: SAME_AUTHOR } });
+  if (book.series !== null) should.push({ constant_score: { filter: { term: { 'series.keyword': book.series } }, boost: SAME_SERIES } });
+  should.push({ constant_score: { filter: { match_all: {} }, boost: ANY_BOOK } });
+  const response = await elastic.search({
+    index,
+    size,
+    _source: false,
+    query: withPopularity({ bool: { should, must_not: [{ term: { work_id: book.work_id } }] } }, 0.05),
+    collapse: { field: 'work_id' },
+  });
+  return scoredIds(response.hits.hits);
+}
