@@ -403,7 +403,7 @@ function seriesSuffix(random: Random, series: string): string {
  * mulberry32: a tiny, fast 32-bit PRNG. It can be re-seeded, so the draws that belong to one
  * author (name, series) come from their own stream without allocating one per row.
  */
-class Random {
+export class Random {
   private state = 0;
 
   constructor(seed: number) {

@@ -117,11 +117,13 @@ const searchPaths: Record<string, Json> = {
     get: {
       summary: 'Search books',
       description:
-        'Free text over title, subtitle, series and author names. Typo tolerant: one typo in a word of 3 to 5 letters, two from 6 letters, the first letter right; ' +
-        'case, diacritics and punctuation do not matter, and the last word also counts as the start of a word (search as you type). ' +
+        'Free text over title, subtitle, series and author names; case, diacritics and punctuation do not matter, and the last word also counts as the start of a word ' +
+        '(search as you type). Typo tolerant: when the words as typed do not fill the page asked for, the search runs again reading each word up to its typos ' +
+        '(one in a word of 3 to 5 letters, two from 6 letters, the first letter right), so a misspelt query finds what it meant and a well-spelt one is not diluted. ' +
         'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: the words in the title (as a phrase best), then in the author names, ' +
         'the series and the subtitle; popular books rank a little higher (the score is multiplied by 1 + 0.1 × log10(1 + ratings_count)). ' +
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
+        '(The best matches are found first and only the first few hundred are ranked in full, so a deep page of a work with very many matching editions may come back short.) ' +
         SHORT_CACHE,
       parameters: [
         qParameter('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.'),
@@ -143,7 +145,7 @@ const searchPaths: Record<string, Json> = {
     get: {
       summary: 'Search authors',
       description:
-        'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos; ' +
+        'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos (as in book search); ' +
         'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
         'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the ratings of their books) rank a little higher. ' +
         SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
@@ -159,7 +161,8 @@ const searchPaths: Record<string, Json> = {
     post: {
       summary: 'Match a record to a catalogue book',
       description:
-        'Finds the catalogue book a (possibly messy) record describes. Candidates are the book with the given ISBN and the editions whose title is closest. ' +
+        'Finds the catalogue book a (possibly messy) record describes. Candidates are the book with the given ISBN and the editions whose title is closest ' +
+        '(as written first; read up to typos when that finds no match). ' +
         'Each is weighed on signals from 0 to 1 (`title`, `author`, `year`, `publisher`) and what the ISBN says about it (`isbn`). Titles are compared after taking out ' +
         'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos; authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
@@ -206,7 +209,8 @@ const searchSchemas: Record<string, Json> = {
   ScoredBook: scoredHit('book', 'Book'),
   BookSearchPage: page(
     'ScoredBook',
-    'Matching works (by default; exact up to 10,000, approximate beyond) or editions (`editions=all`), not only those on this page.',
+    'Matching editions, not only those on this page, counted up to 10,000 (a larger count reads 10000). With one result per work (the default) ' +
+      'a work counts once per matching edition, so `total` may exceed the number of results there are to page through.',
   ),
   AuthorSummary: {
     type: 'object',

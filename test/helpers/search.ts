@@ -1,19 +1,45 @@
 import { reindex } from '../../loader/index/reindex.js';
-import type { TestWorld } from './env.js';
+import type { RunningServer } from '../../src/server.js';
+import { loadSampleCatalogue } from './catalogue.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './env.js';
 import { loaderDeps } from './indexing.js';
 
 /**
- * Builds the books and authors indices of a world from its PostgreSQL catalogue with the indexer's
- * own reindex, so search tests see exactly the documents production sees. Returns the function that
- * drops the world's indices again.
+ * A world for the search, match and recommendation tests: the sample catalogue in PostgreSQL (plus
+ * whatever `prepare` adds), both indices built by the indexer's own reindex, so the tests see exactly
+ * the documents production sees, and an API server with a key and a rate limit out of the way.
  */
-export async function indexWorld(world: TestWorld): Promise<() => Promise<void>> {
+export interface SearchWorld {
+  world: TestWorld;
+  server: RunningServer;
+  get(path: string): Promise<Response>;
+  post(path: string, body: string): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function openSearchWorld(prepare: (world: TestWorld) => Promise<void> = async () => undefined): Promise<SearchWorld> {
+  const world = await createWorld();
   const deps = loaderDeps(world);
   try {
+    await loadSampleCatalogue(world);
+    await prepare(world);
     await reindex(deps, 'all', { progress: false });
+    const server = await startTestServer(world, { rateLimitMax: 1_000_000 });
+    const { auth } = await newKey(world);
+    return {
+      world,
+      server,
+      get: (path) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' }),
+      post: (path, body) => fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }),
+      async close() {
+        await server.stop();
+        await deps.close();
+        await world.destroy();
+      },
+    };
   } catch (error) {
     await deps.close();
+    await world.destroy();
     throw error;
   }
-  return () => deps.close();
 }

@@ -1,10 +1,13 @@
 import type { Elastic } from './client.js';
-import { MATCH_FUZZY, type Spelling } from './search.js';
+import { contentWords, MATCH_FUZZY, type Spelling } from './search.js';
 
 /**
- * Candidate books for /v1/match: the editions whose title is close to the given one (typos,
- * stemming, a dropped article and a last word cut short tolerated), ranked up by the author. Deciding among them is
- * domain/matching.ts's job; this only has to put the right book among the first few.
+ * Candidate books for /v1/match: the editions whose title is close to the given one (stemming, a
+ * dropped article, a last word cut short and, when tolerated, typos), the author's books first.
+ * Deciding among them is domain/matching.ts's job; this only has to put the right book among the
+ * first few. Stop words are left out of what must match ("The Kingdom of the North" needs
+ * "kingdom" and "north", see contentWords), so that a title does not make half a large catalogue a
+ * candidate; the phrase, stop words included, then reorders the best few hundred.
  */
 export interface CandidateProbe {
   /** The title without a series or anything else in trailing parentheses. */
@@ -15,9 +18,12 @@ export interface CandidateProbe {
 }
 
 const MOST = '2<66%'; // up to two words: all of them; more: two in three
+// How many of the best matches the title phrase reorders before the candidates are taken.
+const RESCORED = 300;
 
 export async function matchCandidateIds(elastic: Elastic, index: string, probe: CandidateProbe, mode: Spelling, size: number): Promise<string[]> {
   const typos = mode === 'typos' ? MATCH_FUZZY : {};
+  const title = contentWords(probe.title);
   const response = await elastic.search({
     index,
     size,
@@ -28,22 +34,22 @@ export async function matchCandidateIds(elastic: Elastic, index: string, probe: 
           {
             dis_max: {
               queries: [
-                { match: { title: { query: probe.title, ...typos, minimum_should_match: MOST } } },
+                { match: { title: { query: title, ...typos, minimum_should_match: MOST } } },
+                // Stemmed: "Feathers" finds "Feather".
                 { match: { 'title.english': { query: probe.title, minimum_should_match: MOST } } },
                 // A last word cut short: "Old Scho".
-                { match_bool_prefix: { title: { query: probe.title, minimum_should_match: MOST } } },
-                { match: { all_text: { query: probe.fullTitle, ...typos, minimum_should_match: MOST } } },
+                { match_bool_prefix: { title: { query: title, minimum_should_match: MOST } } },
+                // Subtitle or series words given as part of the title.
+                { match: { all_text: { query: contentWords(probe.fullTitle), ...typos, minimum_should_match: MOST } } },
               ],
             },
           },
         ],
-        should: [
-          { match_phrase: { title: { query: probe.title, slop: 2, boost: 2 } } },
-          // A flat bonus: how many names a book credits must not decide which titles get a place.
-          ...(probe.author === null ? [] : [{ constant_score: { filter: { match: { author_names: { query: probe.author, ...typos } } }, boost: 3 } }]),
-        ],
+        // A flat bonus: how many names a book credits must not decide which titles get a place.
+        should: probe.author === null ? [] : [{ constant_score: { filter: { match: { author_names: { query: probe.author, ...typos } } }, boost: 3 } }],
       },
     },
+    rescore: { window_size: RESCORED, query: { rescore_query: { match_phrase: { title: { query: probe.title, slop: 2, boost: 2 } } } } },
   });
   return response.hits.hits.flatMap((hit) => (hit._id ? [hit._id] : []));
 }

@@ -10,7 +10,7 @@ export interface ScoredId {
 }
 
 export interface HitPage {
-  /** Books (or works, when collapsed) or authors that match, not only those on the page. */
+  /** Books (editions) or authors that match, not only those on the page; books are counted up to TOTAL_COUNTED. */
   total: number;
   hits: ScoredId[];
 }
@@ -40,8 +40,12 @@ export interface AuthorSearch {
 
 // An ISBN hit outranks any text score.
 const ISBN_BOOST = 1_000;
-// Beyond this many distinct works the total is approximate (HyperLogLog); below it is exact.
-const WORK_COUNT_PRECISION = 10_000;
+/** Matching books are counted exactly up to this many; past it counting stops, which lets the index skip hopeless documents. */
+export const TOTAL_COUNTED = 10_000;
+// Editions read per work shown when one edition per work is asked for: room for a few editions of each.
+const EDITIONS_PER_WORK = 3;
+// The ranking clauses and popularity rescore at least this many of the best matches.
+const MIN_RESCORED = 100;
 
 // Typos: one edit in words of 3 to 5 letters, two from 6; the first letter must be right (it keeps the query fast).
 // Search reads at most 20 spellings of a word; match reads 50, as it must not miss the one right title.
@@ -62,55 +66,73 @@ async function exactThenTypos(run: (mode: Spelling) => Promise<HitPage>, wanted:
   return exact.total >= wanted ? exact : run('typos');
 }
 
+// Lucene's English stop words (the `_english_` list of the mappings).
+const STOP_WORDS = new Set('a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '));
+
 /**
- * Relevance of a book to free text. The required clause decides what matches: the words in
- * all_text (title, subtitle, series and author names together), or with the last word as a prefix
- * (search as you type). The other clauses only rank: the words in the title, as a phrase, as
- * prefixes, stemmed, in the series, in the author names. With typos tolerated, all_text and the
- * title read the words up to typos; the other ranking clauses always take them as typed.
+ * The words of a query that are not stop words, or all of them when that is all there is: "the"
+ * and "of" would make half a large catalogue match, and the index has no field that drops stop
+ * words without also stemming (which a typo defeats: "cuttinv" is not one edit from "cut").
  */
-function bookTextQuery(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
+export function contentWords(text: string): string {
+  const kept = text.split(/\s+/u).filter((word) => !STOP_WORDS.has(word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '')));
+  return kept.length > 0 ? kept.join(' ') : text;
+}
+
+/**
+ * Which books match free text: its content words in all_text (title, subtitle, series and author
+ * names together), up to typos when tolerated; or stemmed ("feathers" finds "feather"); or with
+ * the last word as a prefix (search as you type); or every word as typed, for initials ("JK
+ * Rowling"), which only the person-name analysis of all_text joins.
+ */
+function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   const enough = '2<75%'; // up to two words: all of them; more: three in four
+  const content = contentWords(text);
   return {
-    bool: {
-      must: [
-        {
-          dis_max: {
-            queries: [
-              { match: { all_text: { query: text, ...spelling(mode), minimum_should_match: enough } } },
-              { match_bool_prefix: { all_text: { query: text, minimum_should_match: enough } } },
-            ],
-          },
-        },
-      ],
-      should: [
-        { match: { title: { query: text, ...spelling(mode), operator: 'and', boost: 3 } } },
-        { match_phrase: { title: { query: text, slop: 1, boost: 4 } } },
-        { match: { 'title.prefix': { query: text, operator: 'and' } } },
-        { match: { 'title.english': { query: text } } },
-        { match: { series: { query: text } } },
-        { match: { author_names: { query: text, boost: 2 } } },
-        { match_phrase: { author_names: { query: text, boost: 8 } } },
+    dis_max: {
+      queries: [
+        { match: { all_text: { query: content, ...spelling(mode), minimum_should_match: enough } } },
+        { match: { 'all_text.english': { query: text, minimum_should_match: enough } } },
+        { match_bool_prefix: { all_text: { query: content, minimum_should_match: enough } } },
+        { match: { all_text: { query: text, operator: 'and' } } },
       ],
     },
   };
+}
+
+/**
+ * How well a matching book fits, added to the match score of the best ones: the words in the title
+ * (up to typos when tolerated), as a phrase, as prefixes, stemmed; in the series; in the author
+ * names, as a phrase above all, so that "stephen king" puts his books before books about him.
+ */
+function bookTextRanking(text: string, mode: Spelling): estypes.QueryDslQueryContainer[] {
+  return [
+    { match: { title: { query: text, ...spelling(mode), operator: 'and', boost: 3 } } },
+    { match_phrase: { title: { query: text, slop: 1, boost: 4 } } },
+    { match: { 'title.prefix': { query: text, operator: 'and' } } },
+    { match: { 'title.english': { query: text } } },
+    { match: { series: { query: text } } },
+    { match: { author_names: { query: text, boost: 2 } } },
+    { match_phrase: { author_names: { query: text, boost: 8 } } },
+  ];
 }
 
 const isbnClause = (isbn13s: string[]): estypes.QueryDslQueryContainer => ({
   constant_score: { filter: { terms: { isbn_13: isbn13s } }, boost: ISBN_BOOST },
 });
 
+/** The popularity factor: 1 + weight * log10(1 + popularity). */
+const popularityFactor = (weight: number): estypes.QueryDslFunctionScoreContainer[] => [
+  { weight: 1 },
+  { field_value_factor: { field: 'popularity', modifier: 'log1p', missing: 0 }, weight },
+];
+
 /**
  * Popular entries rank a little higher: the text score times 1 + weight * log10(1 + popularity),
  * so with weight 0.1 a book with 5 million ratings gains 67% over one nobody rated, 1,000 ratings 30%.
  */
 export const withPopularity = (query: estypes.QueryDslQueryContainer, weight: number): estypes.QueryDslQueryContainer => ({
-  function_score: {
-    query,
-    functions: [{ weight: 1 }, { field_value_factor: { field: 'popularity', modifier: 'log1p', missing: 0 }, weight }],
-    score_mode: 'sum',
-    boost_mode: 'multiply',
-  },
+  function_score: { query, functions: popularityFactor(weight), score_mode: 'sum', boost_mode: 'multiply' },
 });
 
 function bookFilters(search: BookSearch): estypes.QueryDslQueryContainer[] {
@@ -127,27 +149,48 @@ export const scoredIds = (hits: estypes.SearchHit[]): ScoredId[] => hits.map((hi
 
 const totalOf = (total: estypes.SearchTotalHits | number | undefined): number => (typeof total === 'number' ? total : total?.value ?? 0);
 
+/**
+ * Book search in two phases, so that a query matching a million books stays fast: the index finds
+ * the best matches by the match score alone (which lets it skip documents that cannot make the
+ * top), then rescores the first few hundred with the ranking clauses and popularity. One edition
+ * per work is kept here rather than by the index (collapse cannot be combined with rescoring):
+ * EDITIONS_PER_WORK editions are read for each work the page needs, so a work with more matching
+ * editions than that among the best can leave a deep page short.
+ */
 export async function searchBooks(elastic: Elastic, index: string, search: BookSearch): Promise<HitPage> {
+  const wanted = search.offset + search.limit;
+  const read = search.everyEdition ? wanted : wanted * EDITIONS_PER_WORK;
+  const window = Math.max(read, MIN_RESCORED);
   const run = async (mode: Spelling): Promise<HitPage> => {
     const should: estypes.QueryDslQueryContainer[] = [];
-    if (search.text !== '') should.push(bookTextQuery(search.text, mode));
+    if (search.text !== '') should.push(bookTextMatch(search.text, mode));
     if (search.isbn13s.length > 0) should.push(isbnClause(search.isbn13s));
-    const response = await elastic.search<unknown, { works: estypes.AggregationsCardinalityAggregate }>({
+    const response = await elastic.search({
       index,
-      from: search.offset,
-      size: search.limit,
+      size: read,
       _source: false,
-      track_total_hits: search.everyEdition,
-      query: withPopularity({ bool: { should, minimum_should_match: 1, filter: bookFilters(search) } }, 0.1),
-      ...(!search.everyEdition && {
-        collapse: { field: 'work_id' },
-        aggs: { works: { cardinality: { field: 'work_id', precision_threshold: WORK_COUNT_PRECISION } } },
-      }),
+      docvalue_fields: ['work_id'],
+      track_total_hits: TOTAL_COUNTED,
+      query: { bool: { should, minimum_should_match: 1, filter: bookFilters(search) } },
+      rescore: [
+        ...(search.text === '' ? [] : [{ window_size: window, query: { rescore_query: { bool: { should: bookTextRanking(search.text, mode) } } } }]),
+        {
+          window_size: window,
+          query: { rescore_query: { function_score: { functions: popularityFactor(0.1), score_mode: 'sum', boost_mode: 'replace' } }, score_mode: 'multiply' },
+        },
+      ],
     });
-    const total = search.everyEdition ? totalOf(response.hits.total) : response.aggregations?.works.value ?? 0;
-    return { total, hits: scoredIds(response.hits.hits) };
+    const seenWorks = new Set<string>();
+    const ranked = response.hits.hits.filter((hit) => {
+      if (search.everyEdition) return true;
+      const work = String((hit.fields?.work_id as unknown[] | undefined)?.[0]);
+      if (seenWorks.has(work)) return false;
+      seenWorks.add(work);
+      return true;
+    });
+    return { total: totalOf(response.hits.total), hits: scoredIds(ranked.slice(search.offset, wanted)) };
   };
-  return search.text === '' ? run('exact') : exactThenTypos(run, search.offset + search.limit);
+  return search.text === '' ? run('exact') : exactThenTypos(run, wanted);
 }
 
 export async function searchAuthors(elastic: Elastic, index: string, search: AuthorSearch): Promise<HitPage> {

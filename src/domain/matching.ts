@@ -1,0 +1,101 @@
+// Deciding whether a catalogue book is the one a messy record describes: signals from the ISBN,
+// title, author, year and publisher, combined into one confidence from 0 to 1.
+
+import type { Isbn } from './isbn.js';
+import type { BookRecord } from './records.js';
+import { authorSimilarity, publisherSimilarity, titleSimilarity, yearCloseness } from './similarity.js';
+
+/** A record to match, validated: at least a title or an ISBN. */
+export interface MatchProbe {
+  title: string | null;
+  /** The ISBN as given, when one was. */
+  isbnText: string | null;
+  /** The ISBN when the given one is valid. */
+  isbn: Isbn | null;
+  author: string | null;
+  year: number | null;
+  publisher: string | null;
+}
+
+/**
+ * What the given ISBN says about a candidate: it carries the ISBN (`match`); the ISBN is another
+ * edition of the candidate's work (`other_edition`); the ISBN is a book of another work
+ * (`mismatch`); no book in the catalogue has it (`unknown`); it is not a valid ISBN and was ignored
+ * (`invalid`); none was given (`absent`).
+ */
+export type IsbnSignal = 'match' | 'other_edition' | 'mismatch' | 'unknown' | 'invalid' | 'absent';
+
+export interface MatchSignals {
+  isbn: IsbnSignal;
+  /** Title likeness; null when no title was given. */
+  title: number | null;
+  /** Best likeness of a given name to a credited author; null when no author was given or the book credits none. */
+  author: number | null;
+  /** Year closeness; null when no year was given or the book's is unknown. */
+  year: number | null;
+  /** Publisher likeness; null when no publisher was given or the book's is unknown. */
+  publisher: number | null;
+}
+
+export interface Assessment {
+  confidence: number;
+  signals: MatchSignals;
+}
+
+/**
+ * At or above this confidence the best candidate is the match. Tuned with scripts/eval-match.ts:
+ * lower, books that are not in the catalogue get matched to a namesake (mostly when only a short
+ * title is given); higher, messy records of books that are stop matching.
+ */
+export const MATCH_THRESHOLD = 0.75;
+
+// Weight of the title when an author confirms or denies it: a right title with a wrong author is
+// another book of the same name, a right author with a wrong title another book of that author.
+const AUTHOR_SHARE = 0.4;
+// A title alone, or with an author the book does not credit anyone as, proves less.
+const TITLE_ALONE = 0.85;
+const AUTHOR_UNCHECKABLE = 0.8;
+// A matching ISBN decides: the confidence starts at the threshold and the rest of the record only adds to it.
+const ISBN_FLOOR = MATCH_THRESHOLD;
+const ISBN_FACTOR: Record<IsbnSignal, number> = {
+  match: 1,
+  other_edition: 1,
+  // The record names another book by ISBN: either the ISBN or the title is wrong.
+  mismatch: 0.8,
+  // The edition is not in the catalogue; this may be another edition of it, or another book.
+  unknown: 0.8,
+  invalid: 1,
+  absent: 1,
+};
+
+/** How the given ISBN relates to a candidate, knowing which catalogue book (if any) carries it. */
+export function isbnSignal(probe: MatchProbe, isbnBook: { id: string; work_id: string } | null, candidate: BookRecord): IsbnSignal {
+  if (probe.isbnText === null) return 'absent';
+  if (probe.isbn === null) return 'invalid';
+  if (candidate.isbn_13 === probe.isbn.isbn13 || candidate.id === isbnBook?.id) return 'match';
+  if (isbnBook === null) return 'unknown';
+  return isbnBook.work_id === candidate.work_id ? 'other_edition' : 'mismatch';
+}
+
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+
+/** The signals of one candidate and the confidence they add up to. */
+export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal): Assessment {
+  const credited = candidate.authors.map((author) => author.name);
+  const signals: MatchSignals = {
+    isbn,
+    title: probe.title === null ? null : round(titleSimilarity(probe.title, candidate)),
+    author: probe.author === null || credited.length === 0 ? null : round(authorSimilarity(probe.author, credited)),
+    year: probe.year === null || candidate.year === null ? null : yearCloseness(probe.year, candidate.year),
+    publisher: probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),
+  };
+
+  const authorWeight = signals.author !== null ? 1 - AUTHOR_SHARE + AUTHOR_SHARE * signals.author : probe.author !== null ? AUTHOR_UNCHECKABLE : TITLE_ALONE;
+  // Without a title only the ISBN found this candidate; the author, if any, is all that can confirm it.
+  let record = signals.title !== null ? signals.title * authorWeight : signals.author ?? 1;
+  // Year and publisher tell editions apart more than works, so they weigh little.
+  if (signals.year !== null) record *= 0.9 + 0.1 * signals.year;
+  if (signals.publisher !== null) record *= 0.95 + 0.05 * signals.publisher;
+  const confidence = isbn === 'match' ? ISBN_FLOOR + (1 - ISBN_FLOOR) * record : record * ISBN_FACTOR[isbn];
+  return { confidence: round(confidence), signals };
+}

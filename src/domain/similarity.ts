@@ -1,0 +1,199 @@
+// How alike two titles, author names, years or publishers are, from 0 (nothing shared) to 1 (the
+// same once folded): the evidence /v1/match weighs. Pure functions over the keys of titles.ts and
+// names.ts, so "The Hobbit" and "Hobbit, The", or "J.K. Rowling" and "Rowling, JK", compare equal.
+
+import { authorKey, splitAuthorList } from './names.js';
+import type { BookRecord } from './records.js';
+import { foldText } from './text.js';
+import { splitTitle, titleKey } from './titles.js';
+
+/** Edit distance of a and b counting a swap of neighbours as one edit, or max + 1 as soon as it must exceed max. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, (before[j - 2] ?? 0) + 1);
+      current.push(value);
+      best = Math.min(best, value);
+    }
+    if (best > max) return max + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** Typos a word of this length may carry and still be the same word. */
+const typosAllowed = (length: number): number => (length >= 8 ? 2 : length >= 4 ? 1 : 0);
+
+/** The same word up to typos: one edit in 4 to 7 letters, two from 8 letters; short words exactly. */
+export function sameWord(a: string, b: string): boolean {
+  if (a === b) return true;
+  return editDistance(a, b, typosAllowed(Math.min(a.length, b.length))) <= typosAllowed(Math.min(a.length, b.length));
+}
+
+// A word that matches only up to typos counts for a little less than an exact one, so of two
+// titles the one spelt as given wins ("The Histories" over "The Historian").
+const TYPO_CREDIT = 0.85;
+
+/** Dice coefficient of two word lists, words matching up to typos (for less), each word used once. */
+export function wordOverlap(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  const unused = [...b];
+  let shared = 0;
+  for (const word of a) {
+    const exact = unused.indexOf(word);
+    const index = exact >= 0 ? exact : unused.findIndex((other) => sameWord(word, other));
+    if (index < 0) continue;
+    unused.splice(index, 1);
+    shared += exact >= 0 ? 1 : TYPO_CREDIT;
+  }
+  return (2 * shared) / (a.length + b.length);
+}
+
+/** Likeness of two keys: the better of shared words and shared characters (which sees "spider man" in "spiderman"). */
+function keySimilarity(a: string, b: string): number {
+  if (a === b) return a === '' ? 0 : 1;
+  const longest = Math.max(a.length, b.length);
+  const characters = 1 - editDistance(a, b, Math.ceil(longest / 2)) / longest;
+  return Math.max(wordOverlap(a.split(' '), b.split(' ')), characters);
+}
+
+/** The title without a trailing parenthetical, nested ones included: "With a Tangled Skein (Incarnations of Immortality (Paperback))". */
+export function withoutTrailingParenthetical(title: string): string {
+  const text = title.trimEnd();
+  if (!text.endsWith(')')) return text;
+  let depth = 0;
+  for (let i = text.length - 1; i >= 0; i--) {
+    if (text[i] === ')') depth++;
+    if (text[i] === '(' && --depth === 0) return text.slice(0, i).trim() || text;
+  }
+  return text;
+}
+
+// "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.
+const TITLE_ALTERNATIVES = /\s+\/\s+/u;
+// A likeness found only after taking a title apart counts for a little less than one of the titles
+// as written, so "Batman: Hush" prefers "Batman: Hush" to "Batman: Year One".
+const PART_CREDIT = 0.97;
+
+/** What titleSimilarity needs of a book. */
+export type TitleFields = Pick<BookRecord, 'title' | 'subtitle'> & Partial<Pick<BookRecord, 'series' | 'series_number'>>;
+
+/**
+ * The key of a title as written (series parenthetical aside), and the keys of its parts: without
+ * the subtitle or a trailing parenthetical, each side of " / ", without a second leading article
+ * ("The Der Verehrer"), and followed by its series as a record without punctuation writes it
+ * ("Dead Heat Alpha and Omega 4").
+ */
+function titleForms(book: TitleFields): { whole: string; parts: string[] } {
+  const { title: main, subtitle: parsedSubtitle } = splitTitle(book.title);
+  const sub = book.subtitle ?? parsedSubtitle;
+  const whole = titleKey(sub ? `${main} ${sub}` : main);
+  const series = book.series ? [`${main} ${book.series}`, `${main} ${book.series} ${book.series_number ?? ''}`] : [];
+  const parts = [main, withoutTrailingParenthetical(main), ...main.split(TITLE_ALTERNATIVES), ...series].map(titleKey);
+  // titleKey drops one leading article; a key of a key drops a second one.
+  return { whole, parts: [...new Set([...parts, titleKey(whole)].filter((key) => key !== ''))] };
+}
+
+/**
+ * How alike a title as given is to a book's title. Sees through a series in parentheses (or
+ * without them), a dropped or added subtitle, a trailing "(Penguin Classics)", either side of
+ * "original / translation", leading articles, punctuation, case, diacritics and typos.
+ */
+export function titleSimilarity(given: string, book: TitleFields): number {
+  const mine = titleForms({ title: given, subtitle: null });
+  const theirs = titleForms(book);
+  let best = keySimilarity(mine.whole, theirs.whole);
+  for (const form of [mine.whole, ...mine.parts]) {
+    for (const other of [theirs.whole, ...theirs.parts]) {
+      if (form !== mine.whole || other !== theirs.whole) best = Math.max(best, PART_CREDIT * keySimilarity(form, other));
+    }
+  }
+  return best;
+}
+
+/** The names a credit line may hold: the whole line as one name ("Rowling, J.K."), and each of a list. */
+function creditedNames(line: string): string[] {
+  const pieces = line.split(/\s*(?:;|&|\band\b|\bwith\b)\s*/iu).flatMap((piece) => [piece, ...splitAuthorList(piece)]);
+  return [...new Set([line, ...pieces].map(authorKey).filter((key) => key !== ''))];
+}
+
+// Generations end a key ("frank b gilbreth jr") but are not the surname.
+const GENERATIONS = new Set(['jr', 'sr', 'ii', 'iii', 'iv']);
+
+/** Same surname (up to typos): 0.9 with given names or initials that agree, 0.8 for a surname alone, 0.3 for another given name. */
+function sameSurname(words: string[], other: string[]): number {
+  if (!sameWord(words.at(-1) ?? '', other.at(-1) ?? '')) return 0;
+  const given = words.slice(0, -1);
+  const otherGiven = other.slice(0, -1);
+  if (given.length === 0 || otherGiven.length === 0) return 0.8;
+  return given[0]?.[0] === otherGiven[0]?.[0] ? 0.9 : 0.3;
+}
+
+/**
+ * How alike two author keys are. The same surname (up to typos) with compatible given names or
+ * initials ("j rowling", "jk rowling", "joanne k rowling") is nearly certain; the same words in
+ * another order almost so; the same surname with a different given name ("emily bronte",
+ * "charlotte bronte") is another person. A name stored surname first without a comma
+ * ("Scott, Cunningham" read as given name Cunningham) is tried the other way round too.
+ */
+function nameSimilarity(a: string, b: string): number {
+  if (a === b) return 1;
+  const wordsA = a.split(' ').filter((word) => !GENERATIONS.has(word));
+  const wordsB = b.split(' ').filter((word) => !GENERATIONS.has(word));
+  if (wordOverlap(wordsA, wordsB) === 1) return 0.95; // same words, another order
+  const reversed = [...wordsB.slice(1), ...wordsB.slice(0, 1)];
+  return Math.max(sameSurname(wordsA, wordsB), 0.95 * sameSurname(wordsA, reversed));
+}
+
+/**
+ * How well an author as given matches the authors credited on a book: the best pair, so an
+ * illustrator or translator listed as well (or instead) costs nothing while one credited author
+ * matches. Sees through initials, surname-first order, diacritics and typos.
+ */
+export function authorSimilarity(given: string, credited: readonly string[]): number {
+  const keys = credited.map(authorKey);
+  let best = 0;
+  for (const name of creditedNames(given)) {
+    for (const key of keys) best = Math.max(best, nameSimilarity(name, key));
+  }
+  return best;
+}
+
+/** Editions of one work appear in different years, so a year only weighs a little and fades over a few years. */
+export function yearCloseness(given: number, year: number): number {
+  const apart = Math.abs(given - year);
+  return apart === 0 ? 1 : apart === 1 ? 0.75 : apart <= 3 ? 0.5 : apart <= 10 ? 0.25 : 0;
+}
+
+// Words that say a name is a publisher without telling publishers apart.
+const PUBLISHER_NOISE = new Set(['inc', 'ltd', 'llc', 'co', 'company', 'corp', 'publishing', 'publishers', 'publisher', 'publications', 'press', 'books', 'book', 'group', 'the', 'and']);
+
+const publisherWords = (name: string): string[] =>
+  foldText(name)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '' && !PUBLISHER_NOISE.has(word));
+
+/** How alike two publisher names are ("Scholastic Inc." and "Scholastic Press" are alike). */
+export function publisherSimilarity(given: string, publisher: string): number {
+  return wordOverlap(publisherWords(given), publisherWords(publisher));
+}
+
+type TitledBook = TitleFields & Pick<BookRecord, 'authors'>;
+
+/**
+ * Whether two books are probably editions of one work that the catalogue keeps apart ("The Hobbit"
+ * and "The Hobbit (Leatherette Collector's Edition)"): nearly the same title and a shared author.
+ */
+export function likelySameWork(a: TitledBook, b: TitledBook): boolean {
+  if (titleSimilarity(a.title, b) < 0.9) return false;
+  const credited = b.authors.map((author) => author.name);
+  return a.authors.some((author) => authorSimilarity(author.name, credited) >= 0.8);
+}

@@ -1,0 +1,41 @@
+import { likelySameWork } from '../domain/similarity.js';
+import { notFound } from '../errors.js';
+import { recommendationHits } from '../stores/elasticsearch/recommendations.js';
+import { booksByIds, findBook } from '../stores/postgres/catalogue.js';
+import { alsoLikedOf } from '../stores/postgres/ratings.js';
+import { parseLimit } from './changeFeed.js';
+import type { Resolved } from './lookups.js';
+import { hydrate, type BookHit, type SearchServices } from './search.js';
+
+/**
+ * GET /v1/books/:id/recommendations: books a reader of this one is likely to want next, one
+ * edition per work and never an edition of its own work (see stores/elasticsearch/recommendations.ts
+ * for the signals). Records come from PostgreSQL; answers are kept in the short cache.
+ */
+
+export const RECOMMEND_DEFAULT_LIMIT = 10;
+export const RECOMMEND_MAX_LIMIT = 50;
+// Hits fetched beyond the limit, to make up for those dropped as likely editions of the same work.
+const SPARE_HITS = 10;
+
+export interface Recommendations {
+  book_id: string;
+  results: BookHit[];
+}
+
+export async function recommendFor(services: SearchServices, id: string, limitText: string | undefined): Promise<Resolved<Recommendations>> {
+  const limit = parseLimit(limitText, RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT);
+  const lookup = await findBook(services.db, id);
+  if (lookup === null) throw notFound(`book ${id} not found`);
+  if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: `/v1/books/${lookup.mergedInto}/recommendations` };
+  const book = lookup.found;
+  const record = await services.shortCache.through(`recommend:${id}:${limit}`, async () => {
+    // From PostgreSQL, where the ratings import derives it: the copy in the index may lag behind.
+    const alsoLiked = await alsoLikedOf(services.db, id);
+    const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked }, limit + SPARE_HITS);
+    const found = await hydrate(hits, (ids) => booksByIds(services.db, ids), (score, other) => ({ score, book: other }));
+    const results = found.filter((hit) => hit.book.work_id !== book.work_id && !likelySameWork(book, hit.book)).slice(0, limit);
+    return { value: { book_id: id, results }, cacheable: true };
+  });
+  return { record, shows: [] };
+}
