@@ -96,5 +96,5 @@ test('an unknown id is a 404 naming it; a merged id is a 301 to the survivor\'s 
   await merge(search.world.db, search.world.cache, 'book', from.id, into.id);
   const moved = await search.get(`/v1/books/${from.id}/recommendations?limit=5`);
   t.is(moved.status, 301);
-  t.is(moved.headers.get('location'), `/v1/books/${into.id}/recommendations`);
+  t.is(moved.headers.get('location'), `/v1/books/${into.id}/recommendations?limit=5`);
 });

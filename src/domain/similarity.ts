@@ -33,17 +33,18 @@ export function editDistance(a: string, b: string, max: number): number {
 const typosAllowed = (length: number): number => (length >= 8 ? 2 : length >= 4 ? 1 : 0);
 
 /** The same word up to typos: one edit in 4 to 7 letters, two from 8 letters; short words exactly. */
-export function sameWord(a: string, b: string): boolean {
+function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
-  return editDistance(a, b, typosAllowed(Math.min(a.length, b.length))) <= typosAllowed(Math.min(a.length, b.length));
+  const allowed = typosAllowed(Math.min(a.length, b.length));
+  return editDistance(a, b, allowed) <= allowed;
 }
 
 // A word that matches only up to typos counts for a little less than an exact one, so of two
 // titles the one spelt as given wins ("The Histories" over "The Historian").
-const TYPO_CREDIT = 0.85;
+const TYPO_CREDIT = 0.9;
 
 /** Dice coefficient of two word lists, words matching up to typos (for less), each word used once. */
-export function wordOverlap(a: readonly string[], b: readonly string[]): number {
+function wordOverlap(a: readonly string[], b: readonly string[]): number {
   if (a.length === 0 || b.length === 0) return 0;
   const unused = [...b];
   let shared = 0;
@@ -79,27 +80,40 @@ export function withoutTrailingParenthetical(title: string): string {
 
 // "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.
 const TITLE_ALTERNATIVES = /\s+\/\s+/u;
-// A likeness found only after taking a title apart counts for a little less than one of the titles
-// as written, so "Batman: Hush" prefers "Batman: Hush" to "Batman: Year One".
-const PART_CREDIT = 0.97;
+// A likeness found only after taking the book's title apart counts a little less than one of the
+// title as written (the record dropped a subtitle or an imprint), so "Batman: Hush" prefers
+// "Batman: Hush" to "Batman: Year One". Taking the given title apart counts much less: a record
+// that says more than the book's title ("Providence (Vintage Contemporaries)" against
+// "Providence") may well be another book of the same name.
+const BOOK_PART_CREDIT = 0.97;
+const GIVEN_PART_CREDIT = 0.85;
 
 /** What titleSimilarity needs of a book. */
 export type TitleFields = Pick<BookRecord, 'title' | 'subtitle'> & Partial<Pick<BookRecord, 'series' | 'series_number'>>;
 
 /**
- * The key of a title as written (series parenthetical aside), and the keys of its parts: without
- * the subtitle or a trailing parenthetical, each side of " / ", without a second leading article
- * ("The Der Verehrer"), and followed by its series as a record without punctuation writes it
- * ("Dead Heat Alpha and Omega 4").
+ * The keys of a title as written (series parenthetical aside; without a second leading article, as
+ * in "The Der Verehrer", too), and the keys of its parts: without the subtitle or a trailing
+ * parenthetical, each side of " / ", and followed by its series as a record without punctuation
+ * writes it ("Dead Heat Alpha and Omega 4").
  */
-function titleForms(book: TitleFields): { whole: string; parts: string[] } {
+function titleForms(book: TitleFields): { whole: string[]; parts: string[] } {
   const { title: main, subtitle: parsedSubtitle } = splitTitle(book.title);
   const sub = book.subtitle ?? parsedSubtitle;
-  const whole = titleKey(sub ? `${main} ${sub}` : main);
+  const key = titleKey(sub ? `${main} ${sub}` : main);
+  // titleKey drops one leading article; a key of a key drops a second one.
+  const whole = [...new Set([key, titleKey(key)])];
   const series = book.series ? [`${main} ${book.series}`, `${main} ${book.series} ${book.series_number ?? ''}`] : [];
   const parts = [main, withoutTrailingParenthetical(main), ...main.split(TITLE_ALTERNATIVES), ...series].map(titleKey);
-  // titleKey drops one leading article; a key of a key drops a second one.
-  return { whole, parts: [...new Set([...parts, titleKey(whole)].filter((key) => key !== ''))] };
+  return { whole, parts: [...new Set(parts)].filter((part) => part !== '' && !whole.includes(part)) };
+}
+
+/** Whether the trailing parenthetical of a title names the book's series: "(Honor Harrington Series, Book 6)". */
+function namesSeries(title: string, book: TitleFields): boolean {
+  const main = splitTitle(title).title;
+  const rest = withoutTrailingParenthetical(main);
+  if (!book.series || rest === main) return false;
+  return wordOverlap(titleKey(main.slice(rest.length)).split(' '), titleKey(book.series).split(' ')) >= 0.5;
 }
 
 /**
@@ -110,19 +124,38 @@ function titleForms(book: TitleFields): { whole: string; parts: string[] } {
 export function titleSimilarity(given: string, book: TitleFields): number {
   const mine = titleForms({ title: given, subtitle: null });
   const theirs = titleForms(book);
-  let best = keySimilarity(mine.whole, theirs.whole);
-  for (const form of [mine.whole, ...mine.parts]) {
-    for (const other of [theirs.whole, ...theirs.parts]) {
-      if (form !== mine.whole || other !== theirs.whole) best = Math.max(best, PART_CREDIT * keySimilarity(form, other));
-    }
+  const credited = (forms: { whole: string[]; parts: string[] }, partCredit: number) => [
+    ...forms.whole.map((key) => ({ key, credit: 1 })),
+    ...forms.parts.map((key) => ({ key, credit: partCredit })),
+  ];
+  let best = 0;
+  for (const form of credited(mine, namesSeries(given, book) ? BOOK_PART_CREDIT : GIVEN_PART_CREDIT)) {
+    for (const other of credited(theirs, BOOK_PART_CREDIT)) best = Math.max(best, form.credit * other.credit * keySimilarity(form.key, other.key));
   }
   return best;
 }
 
-/** The names a credit line may hold: the whole line as one name ("Rowling, J.K."), and each of a list. */
+// Initials: "J.K.", "J. K.", and "JK" where the name is not all capitals.
+const INITIALS_WITH_PERIODS = /^(?:\p{L}\.)+\p{L}?$/u;
+const INITIALS_IN_CAPITALS = /^\p{Lu}{1,3}$/u;
+
+/**
+ * Whether a piece of a credit line with a comma is one name written surname first ("Rowling, J.K.",
+ * "Vonnegut, Kurt", "Le Guin, Ursula K.") rather than a list ("Piers Anthony, Larissa
+ * Volokhonsky"): one comma, and one side a single word or ending in initials.
+ */
+function isSurnameFirst(piece: string): boolean {
+  const capitalsAreInitials = /\p{Ll}/u.test(piece);
+  const isInitials = (word: string) => INITIALS_WITH_PERIODS.test(word) || (capitalsAreInitials && INITIALS_IN_CAPITALS.test(word));
+  const sides = piece.split(',').map((side) => side.trim().split(/\s+/u));
+  return sides.length === 2 && sides.some((words) => words.length === 1 || isInitials(words.at(-1) ?? ''));
+}
+
+/** The names a credit line may hold: each of a list, and a piece that is one name written surname first. */
 function creditedNames(line: string): string[] {
-  const pieces = line.split(/\s*(?:;|&|\band\b|\bwith\b)\s*/iu).flatMap((piece) => [piece, ...splitAuthorList(piece)]);
-  return [...new Set([line, ...pieces].map(authorKey).filter((key) => key !== ''))];
+  const pieces = line.split(/\s*(?:;|&|\band\b|\bwith\b)\s*/iu);
+  const names = pieces.flatMap((piece) => (!piece.includes(',') || isSurnameFirst(piece) ? [piece] : splitAuthorList(piece)));
+  return [...new Set(names.map(authorKey).filter((key) => key !== ''))];
 }
 
 // Generations end a key ("frank b gilbreth jr") but are not the surname.

@@ -164,7 +164,9 @@ const searchPaths: Record<string, Json> = {
         'Finds the catalogue book a (possibly messy) record describes. Candidates are the book with the given ISBN and the editions whose title is closest ' +
         '(as written first; read up to typos when that finds no match). ' +
         'Each is weighed on signals from 0 to 1 (`title`, `author`, `year`, `publisher`) and what the ISBN says about it (`isbn`). Titles are compared after taking out ' +
-        'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos; authors are compared ' +
+        'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos (a word matched only up to a typo, ' +
+        'or a title matched only without the book\'s subtitle, counts a little less; a record title that says more than the book\'s, such as an imprint in parentheses, counts ' +
+        'clearly less, as it may name another book of that title); authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
         'Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.85 with no author given, 0.8 when the book credits nobody); ' +
         'times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: 0.75 + 0.25 × that. Otherwise an ISBN of another ' +

@@ -27,7 +27,11 @@ export async function recommendFor(services: SearchServices, id: string, limitTe
   const limit = parseLimit(limitText, RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT);
   const lookup = await findBook(services.db, id);
   if (lookup === null) throw notFound(`book ${id} not found`);
-  if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: `/v1/books/${lookup.mergedInto}/recommendations` };
+  if ('mergedInto' in lookup) {
+    // The survivor's recommendations, asked the same way: the redirect keeps the limit.
+    const query = limitText === undefined ? '' : `?limit=${encodeURIComponent(limitText)}`;
+    return { mergedInto: lookup.mergedInto, location: `/v1/books/${lookup.mergedInto}/recommendations${query}` };
+  }
   const book = lookup.found;
   const record = await services.shortCache.through(`recommend:${id}:${limit}`, async () => {
     // From PostgreSQL, where the ratings import derives it: the copy in the index may lag behind.
