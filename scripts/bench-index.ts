@@ -14,24 +14,20 @@
 
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, rename, stat } from 'node:fs/promises';
+import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateCatalogue } from './generate-catalogue.js';
-import { goodbooks } from '../loader/import/goodbooks.js';
-import { importCatalogue } from '../loader/import/importer.js';
-import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import { BulkWriter } from '../src/stores/elasticsearch/bulk.js';
 import { createElastic, indexAliases } from '../src/stores/elasticsearch/client.js';
 import { streamDocuments } from '../src/stores/elasticsearch/documents.js';
 import { createPhysicalIndex, dropIndex, finishBulkLoad } from '../src/stores/elasticsearch/indices.js';
 import { lastSeq } from '../src/stores/postgres/changes.js';
-import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool } from '../src/stores/postgres/pool.js';
+import { generatedCatalogueDatabase } from './lib/bench.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +41,6 @@ const count = Number(values.count);
 const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
 const workDir = values['work-dir']!;
-const log = createLogger('warn');
 const say = (text: string) => process.stderr.write(`bench-index: ${text}\n`);
 
 const serverUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
@@ -55,40 +50,8 @@ const esUrl = process.env.ELASTICSEARCH_URL || 'http://127.0.0.1:9200';
 const prefix = `bench-${count}-`;
 const alias = indexAliases(prefix).books;
 
-async function prepareDatabase(): Promise<void> {
-  await mkdir(workDir, { recursive: true });
-  await ensureDatabase(databaseUrl.toString());
-  const db = createPool(databaseUrl.toString(), 4);
-  try {
-    await migrate(db);
-    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from books');
-    if (rows[0]!.n >= count * 0.99) {
-      say(`database ${databaseUrl.pathname.slice(1)} already holds ${rows[0]!.n} books`);
-      return;
-    }
-    const csv = join(workDir, `catalogue-${count}-${seed}.csv`);
-    if (!existsSync(csv)) {
-      say(`generating ${count} books into ${csv}`);
-      const out = createWriteStream(`${csv}.part`);
-      await generateCatalogue({ count, seed }, out);
-      out.end();
-      await finished(out);
-      await rename(`${csv}.part`, csv);
-    }
-    say('importing them with the goodbooks importer');
-    const started = performance.now();
-    let lastReport = 0;
-    const report = await importCatalogue(goodbooks, csv, { db, cache: null, log }, (progress) => {
-      if (performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        say(`  ${progress.imported} imported`);
-      }
-    });
-    say(`imported ${report.imported} rows (${report.rejected.length} rejected) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    await db.query('vacuum analyze');
-  } finally {
-    await db.end();
-  }
+function prepareDatabase(): Promise<void> {
+  return generatedCatalogueDatabase({ databaseUrl: databaseUrl.toString(), count, seed, workDir, say });
 }
 
 /** The bulk NDJSON of every book document, built once (not timed). */

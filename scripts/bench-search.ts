@@ -11,14 +11,8 @@
 // case or article changed, with the author surname first, some with an ISBN.
 // Targets at 1,000,000 books on one node: search p95 under 50 ms, match p95 under 100 ms.
 
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
-import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Client } from '@elastic/elasticsearch';
-import { goodbooks } from '../loader/import/goodbooks.js';
-import { importCatalogue } from '../loader/import/importer.js';
 import { reindex } from '../loader/index/reindex.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
@@ -26,9 +20,9 @@ import { buildServices, closeServices } from '../src/services/build.js';
 import { matchBook } from '../src/services/match.js';
 import { searchBooks } from '../src/services/search.js';
 import { indexAliases } from '../src/stores/elasticsearch/client.js';
-import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool } from '../src/stores/postgres/pool.js';
-import { generateCatalogue, Random } from './generate-catalogue.js';
+import { Random } from './generate-catalogue.js';
+import { generatedCatalogueDatabase } from './lib/bench.js';
 import { percentile } from './lib/percentile.js';
 
 const { values } = parseArgs({
@@ -56,30 +50,8 @@ const config: Config = {
 };
 
 /** The generated catalogue in PostgreSQL: reused when a previous run (or bench-index) left it. */
-async function prepareDatabase(): Promise<void> {
-  await ensureDatabase(config.databaseUrl);
-  const db = createPool(config.databaseUrl, 4);
-  try {
-    await migrate(db);
-    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from books');
-    if (rows[0]!.n >= count * 0.99) return;
-    const workDir = values['work-dir']!;
-    await mkdir(workDir, { recursive: true });
-    const csv = join(workDir, `catalogue-${count}-${seed}.csv`);
-    if (!existsSync(csv)) {
-      say(`generating ${count} books into ${csv}`);
-      const out = createWriteStream(`${csv}.part`);
-      await generateCatalogue({ count, seed }, out);
-      out.end();
-      await finished(out);
-      await rename(`${csv}.part`, csv);
-    }
-    say('importing them');
-    await importCatalogue(goodbooks, csv, { db, cache: null, log });
-    await db.query('vacuum analyze');
-  } finally {
-    await db.end();
-  }
+function prepareDatabase(): Promise<void> {
+  return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
 }
 
 async function prepareIndex(): Promise<void> {

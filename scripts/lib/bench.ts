@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { goodbooks } from '../../loader/import/goodbooks.js';
@@ -7,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { connectRedis } from '../../src/stores/redis/client.js';
 import { projectPath } from '../../src/paths.js';
+import { generateCatalogue } from '../generate-catalogue.js';
 import { issueApiKey } from '../../src/services/apiKeys.js';
 import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../../src/stores/postgres/pool.js';
@@ -100,4 +105,39 @@ export function benchRedisPrefix(name: string): { prefix: string; drop(): Promis
       await redis.quit();
     },
   };
+}
+
+/**
+ * A database holding `count` generated books (seed `seed`), the scale benchmarks' catalogue: reused
+ * when a previous run left it, else generated into `workDir` (kept for reruns) and imported.
+ */
+export async function generatedCatalogueDatabase(options: { databaseUrl: string; count: number; seed: number; workDir: string; say: (line: string) => void }): Promise<void> {
+  const { databaseUrl, count, seed, workDir, say } = options;
+  await ensureDatabase(databaseUrl);
+  const db = createPool(databaseUrl, 4);
+  try {
+    await migrate(db);
+    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from books');
+    if (rows[0]!.n >= count * 0.99) {
+      say(`database already holds ${rows[0]!.n} books`);
+      return;
+    }
+    await mkdir(workDir, { recursive: true });
+    const csv = join(workDir, `catalogue-${count}-${seed}.csv`);
+    if (!existsSync(csv)) {
+      say(`generating ${count} books into ${csv}`);
+      const out = createWriteStream(`${csv}.part`);
+      await generateCatalogue({ count, seed }, out);
+      out.end();
+      await finished(out);
+      await rename(`${csv}.part`, csv);
+    }
+    say('importing them with the goodbooks importer');
+    const started = performance.now();
+    const report = await importCatalogue(goodbooks, csv, { db, cache: null, log: createLogger('warn') });
+    say(`imported ${report.imported} rows (${report.rejected.length} rejected) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    await db.query('vacuum analyze');
+  } finally {
+    await db.end();
+  }
 }
