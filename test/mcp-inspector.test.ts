@@ -1,9 +1,9 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { projectPath } from '../src/paths.js';
 import type { RunningServer } from '../src/server.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { runProcess, type CliResult } from './helpers/processes.js';
 
 /**
  * The MCP Inspector's command-line mode against a running server, as a developer would point it at
@@ -26,22 +26,9 @@ test.after.always(async () => {
   await world?.destroy();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function inspector(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(INSPECTOR, ['--cli', `${server.url}/mcp`, '--transport', 'http', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function inspector(args: string[]): Promise<CliResult> {
+  return runProcess(INSPECTOR, ['--cli', `${server.url}/mcp`, '--transport', 'http', ...args]);
 }
 
 const withKey = (): string[] => ['--header', `Authorization: ${auth.Authorization}`];

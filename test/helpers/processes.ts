@@ -13,9 +13,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
+/** Runs a command to its end, collecting what it printed. */
+export function runProcess(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -23,6 +24,10 @@ export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResul
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
+  return runProcess(process.execPath, [...NODE_ARGS, ...args], { env, cwd: projectPath() });
 }
 
 export interface ServerProcess {

@@ -1,5 +1,6 @@
 import Cursor from 'pg-cursor';
 import { authorKey } from '../../domain/names.js';
+import type { BookRecord } from '../../domain/records.js';
 import type { PoolClient, Queryable } from '../postgres/pool.js';
 
 /**
@@ -18,31 +19,19 @@ import type { PoolClient, Queryable } from '../postgres/pool.js';
  * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).
  */
 
-/** Shape of a document in the books index (mappings/books.json). */
-export interface BookDocument {
-  id: string;
-  work_id: string;
-  isbn_13: string | null;
-  isbn_10: string | null;
-  title: string;
-  subtitle: string | null;
-  series: string | null;
-  series_number: string | null;
-  authors: { id: string; name: string }[];
+/** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
+export type BookDocument = Pick<
+  BookRecord,
+  'id' | 'work_id' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'average_rating'
+> & {
   author_ids: string[];
   author_names: string[];
-  publisher: string | null;
-  year: number | null;
-  language: string | null;
-  pages: number | null;
-  cover_url: string | null;
   /** The book's ratings_count (books.popularity). */
   popularity: number;
-  average_rating: number | null;
   /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
   also_liked: string[];
   updated_seq: number;
-}
+};
 
 /** Shape of a document in the authors index (mappings/authors.json). */
 export interface AuthorDocument {
