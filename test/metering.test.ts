@@ -1,4 +1,5 @@
 import test from 'ava';
+import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { runCli, spawnServer } from './helpers/processes.js';
 
@@ -130,4 +131,13 @@ test.serial('bookmeta usage reports calls per key, day and route, as a table or 
   t.regex(table.stdout, /day\s+kid\s+route\s+calls\s+errors/);
   t.regex(table.stdout, /2026-01-03\s+\w+\s+GET \/v1\/changes\s+1\s+0/);
   t.notRegex(table.stdout, /2026-01-02/);
+});
+
+test.serial('usage rows are written as given, whatever characters the route holds', async (t) => {
+  const { kid } = await newKey(world, 'copy');
+  // A path that matched no route is metered as it came; COPY must not read its characters as syntax.
+  const route = '/v1/odd\\path\twith\ttabs\nand\r\nbreaks \\N';
+  await insertUsage(world.db, [{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]);
+  const { rows } = await world.db.query('select route, status, at, latency_ms from usage where kid = $1', [kid]);
+  t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
 });

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { parseApiKey, secretMatches } from '../domain/apiKey.js';
 import { findApiKey, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
@@ -20,7 +20,7 @@ interface KnownKey {
 const REFRESH_AFTER_MS = 1_000;
 const MAX_AGE_MS = 3_000;
 
-const digest = (secret: string): Buffer => createHash('sha256').update(secret).digest();
+const digest = (secret: string): Buffer => hash('sha256', secret, 'buffer');
 
 /**
  * Verifies API keys against their scrypt hashes. A verified secret is remembered by digest, so the
@@ -37,7 +37,7 @@ export class Authenticator {
   async verify(key: string): Promise<Verdict> {
     const parsed = parseApiKey(key);
     if (!parsed) return { ok: false, reason: 'malformed' };
-    const entry = await this.entry(parsed.kid);
+    const entry = this.freshEntry(parsed.kid) ?? (await this.entry(parsed.kid));
     const row = entry.row;
     if (!row) return { ok: false, reason: 'invalid' };
     const presented = digest(parsed.secret);
@@ -48,6 +48,12 @@ export class Authenticator {
     }
     // Only a holder of the secret learns that the key was revoked.
     return row.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, kid: parsed.kid };
+  }
+
+  /** The remembered entry when it needs no refresh: the common case, answered without waiting. */
+  private freshEntry(kid: string): KnownKey | undefined {
+    const entry = this.known.get(kid);
+    return entry && this.now() - entry.fetchedAt <= REFRESH_AFTER_MS ? entry : undefined;
   }
 
   private async entry(kid: string): Promise<KnownKey> {

@@ -19,7 +19,7 @@ export const meter = (usage: Meter): Middleware => async (ctx, next) => {
       // The route pattern, not the URL: ids and search text would make the usage table useless.
       route: ctx.state.meteredRoute ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
       status,
-      at: new Date(),
+      at: Date.now(),
       latencyMs: performance.now() - started,
     });
   }

@@ -2,7 +2,10 @@ import type { AuthorRecord, AuthorSummary, BookRecord, Lookup, WorkRecord } from
 import { AUTHOR_WORKS_SHOWN, WORK_EDITIONS_SHOWN } from '../../domain/records.js';
 import type { Queryable } from './pool.js';
 
-/** Read side of the catalogue: the records the API returns, built in SQL. */
+/**
+ * Read side of the catalogue: the records the API returns, built in SQL. The point lookups are
+ * named statements: each connection parses and plans them once, not on every cache miss.
+ */
 
 // One SELECT list for every book query, so a book reads the same wherever it comes from.
 const BOOK_COLUMNS = `
@@ -23,12 +26,20 @@ function lookup<T extends object>(row: (T & { merged_into: string | null }) | un
 }
 
 export async function findBook(db: Queryable, id: string): Promise<Lookup<BookRecord>> {
-  const { rows } = await db.query<BookRow>(`select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = $1`, [id]);
+  const { rows } = await db.query<BookRow>({
+    name: 'book-by-id',
+    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = $1`,
+    values: [id],
+  });
   return lookup(rows[0]);
 }
 
 export async function findBookByIsbn13(db: Queryable, isbn13: string): Promise<Lookup<BookRecord>> {
-  const { rows } = await db.query<BookRow>(`select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = $1`, [isbn13]);
+  const { rows } = await db.query<BookRow>({
+    name: 'book-by-isbn13',
+    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = $1`,
+    values: [isbn13],
+  });
   return lookup(rows[0]);
 }
 
@@ -49,8 +60,9 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
 }
 
 export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRecord>> {
-  const { rows } = await db.query<WorkRecord & { merged_into: string | null }>(
-    `select w.id, w.title, w.original_year,
+  const { rows } = await db.query<WorkRecord & { merged_into: string | null }>({
+    name: 'work-by-id',
+    text: `select w.id, w.title, w.original_year,
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position
                            from books b join book_authors ba on ba.book_id = b.id
@@ -66,8 +78,8 @@ export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRe
        to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
        w.merged_into
      from works w where w.id = $1`,
-    [id],
-  );
+    values: [id],
+  });
   return lookup(rows[0]);
 }
 
@@ -87,8 +99,9 @@ export async function authorSummariesByIds(db: Queryable, ids: readonly string[]
 }
 
 export async function findAuthor(db: Queryable, id: string): Promise<Lookup<AuthorRecord>> {
-  const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>(
-    `select ${AUTHOR_SUMMARY_COLUMNS},
+  const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>({
+    name: 'author-by-id',
+    text: `select ${AUTHOR_SUMMARY_COLUMNS},
        coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
                           order by pw.popularity desc, w.title)
                    from (select b.work_id, sum(b.popularity) as popularity
@@ -101,7 +114,7 @@ export async function findAuthor(db: Queryable, id: string): Promise<Lookup<Auth
        to_char(a.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
        a.merged_into
      from authors a where a.id = $1`,
-    [id],
-  );
+    values: [id],
+  });
   return lookup(rows[0]);
 }

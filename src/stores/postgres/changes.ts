@@ -57,11 +57,12 @@ interface ChangeRow {
 
 /** Up to `limit` changes after `since`, in sequence order. */
 export async function readChanges(db: Queryable, since: number, limit: number): Promise<RecordedChange[]> {
-  const { rows } = await db.query<ChangeRow>(
-    `select seq, entity, entity_id, operation, survivor_id, changed_at
-       from changes where seq > $1 order by seq limit $2`,
-    [since, limit],
-  );
+  const { rows } = await db.query<ChangeRow>({
+    name: 'changes-after',
+    text: `select seq, entity, entity_id, operation, survivor_id, changed_at
+             from changes where seq > $1 order by seq limit $2`,
+    values: [since, limit],
+  });
   return rows.map((row) => ({
     seq: row.seq,
     entity: row.entity,

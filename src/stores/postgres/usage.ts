@@ -1,28 +1,39 @@
-import type { Queryable } from './pool.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Pool, Queryable } from './pool.js';
 
 export interface UsageRecord {
   kid: string;
   method: string;
   route: string;
   status: number;
-  at: Date;
+  /** Milliseconds since the epoch: a number costs nothing to take on the request path. */
+  at: number;
   latencyMs: number;
 }
 
-export async function insertUsage(db: Queryable, records: readonly UsageRecord[]): Promise<void> {
+// COPY's text format: a backslash, tab or line break inside a value must be escaped.
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const copyText = (value: string): string => value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
+
+/**
+ * Writes a batch with COPY, one statement for the whole batch: the cheapest insert PostgreSQL has,
+ * which matters because metering writes a row for every request.
+ */
+export async function insertUsage(pool: Pool, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await db.query(
-    `insert into usage (kid, method, route, status, at, latency_ms)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::timestamptz[], $6::real[])`,
-    [
-      records.map((record) => record.kid),
-      records.map((record) => record.method),
-      records.map((record) => record.route),
-      records.map((record) => record.status),
-      records.map((record) => record.at),
-      records.map((record) => record.latencyMs),
-    ],
-  );
+  let rows = '';
+  for (const record of records) {
+    rows += `${copyText(record.kid)}\t${copyText(record.method)}\t${copyText(record.route)}\t${record.status}\t${new Date(record.at).toISOString()}\t${record.latencyMs}\n`;
+  }
+  const client = await pool.connect();
+  try {
+    const copy = client.query(copyFrom('copy usage (kid, method, route, status, at, latency_ms) from stdin'));
+    await pipeline(Readable.from([rows]), copy);
+  } finally {
+    client.release();
+  }
 }
 
 export interface UsageFilter {

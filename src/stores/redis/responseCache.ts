@@ -1,4 +1,5 @@
 import { luaScript, runScript, type Redis } from './client.js';
+import { perTurn, type Group } from './perTurn.js';
 
 /**
  * Cached response bodies. A point-lookup answer is remembered under the ids of the entities it
@@ -15,13 +16,6 @@ import { luaScript, runScript, type Redis } from './client.js';
 const STAMP_TTL_S = 300;
 
 const NOW_US = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000000 + tonumber(t[2])`;
-
-const LOOKUP = luaScript(`
-local body = redis.call('GET', KEYS[1])
-if body then return {1, body} end
-${NOW_US}
-return {0, now}
-`);
 
 // KEYS: the cache key, then pairs (entity's dependency set, entity's invalidation stamp).
 const STORE = luaScript(`
@@ -55,10 +49,18 @@ return #KEYS / 2
 export type CacheLookup = { hit: string } | { missAt: number };
 
 export class ResponseCache {
+  /** Cached bodies; the reads of one turn travel as one MGET. */
+  private readonly read: (key: string) => Promise<string | null>;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.read = perTurn(async (groups: Group<string>[]) => {
+      const bodies = await this.redis.mGet(groups.map((group) => group.key));
+      return groups.map((group, index) => new Array<string | null>(group.count).fill(bodies[index] ?? null));
+    });
+  }
 
   private key(name: string): string {
     return `${this.prefix}cache:${name}`;
@@ -68,10 +70,15 @@ export class ResponseCache {
     return [`${this.prefix}shows:${entityId}`, `${this.prefix}changed:${entityId}`];
   }
 
-  /** The cached body, or the moment (Redis clock) of the miss, to hand back to `store`. */
+  /**
+   * The cached body, or the moment (Redis clock) of the miss, to hand back to `store`. The clock is
+   * read after the miss and before the caller reads PostgreSQL, which is all the race check needs.
+   */
   async lookup(name: string): Promise<CacheLookup> {
-    const [hit, value] = (await runScript(this.redis, LOOKUP, [this.key(name)], [])) as [number, string | number];
-    return hit === 1 ? { hit: String(value) } : { missAt: Number(value) };
+    const body = await this.read(this.key(name));
+    if (body !== null) return { hit: body };
+    const [seconds, microseconds] = await this.redis.time();
+    return { missAt: Number(seconds) * 1_000_000 + Number(microseconds) };
   }
 
   /** Stores an answer read after `missAt` that shows `shows`, unless one of them changed since. */
