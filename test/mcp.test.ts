@@ -367,7 +367,7 @@ test('every POST /mcp is metered once, a tool call under its tool name', async (
   await client.close();
   await server.services.meter!.flush();
   const { rows } = await world.db.query<{ method: string; route: string; status: number }>(
-    'select method, route, status from usage where kid = $1 order by at, id',
+    'select method, route, status from usage where kid = $1 order by at',
     [kid],
   );
   const posts = rows.filter((row) => row.method === 'POST');

@@ -99,7 +99,7 @@ test.serial('each call is metered with its route pattern and status; public rout
     await fetch(`${server.url}/v1/changes?since=0`, { headers: auth });
     await fetch(`${server.url}/v1/changes?since=0`, { headers: auth }); // over the limit: 429, still metered
     await server.services.meter?.flush();
-    const { rows } = await world.db.query('select method, route, status from usage where kid = $1 order by id', [kid]);
+    const { rows } = await world.db.query('select method, route, status from usage where kid = $1 order by at', [kid]);
     t.deepEqual(rows, [
       { method: 'GET', route: '/v1/isbn/:isbn', status: 400 },
       { method: 'GET', route: '/v1/books/:id', status: 404 },
@@ -135,7 +135,7 @@ test.serial('bookmeta usage reports calls per key, day and route, as a table or 
 
 test.serial('usage rows are written as given, whatever characters the route holds', async (t) => {
   const { kid } = await newKey(world, 'copy');
-  // A path that matched no route is metered as it came; COPY must not read its characters as syntax.
+  // A path that matched no route is metered as it came: the batch must carry any character intact.
   const route = '/v1/odd\\path\twith\ttabs\nand\r\nbreaks \\N';
   await insertUsage(world.db, [{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]);
   const { rows } = await world.db.query('select route, status, at, latency_ms from usage where kid = $1', [kid]);

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { Pool } from '../stores/postgres/pool.js';
+import type { Queryable } from '../stores/postgres/pool.js';
 import { insertUsage, type UsageRecord } from '../stores/postgres/usage.js';
 
 export interface MeterHealth {
@@ -27,7 +27,7 @@ export class Meter {
   private inFlight = 0;
 
   constructor(
-    private readonly db: Pool,
+    private readonly db: Queryable,
     private readonly log: Logger,
     private readonly capacity: number,
   ) {

@@ -13,14 +13,15 @@ export const meter = (usage: Meter): Middleware => async (ctx, next) => {
     status = asApiError(error).status;
     throw error;
   } finally {
+    const finished = performance.now();
     usage.record({
       kid: ctx.state.kid!,
       method: ctx.method,
       // The route pattern, not the URL: ids and search text would make the usage table useless.
       route: ctx.state.meteredRoute ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
       status,
-      at: Date.now(),
-      latencyMs: performance.now() - started,
+      at: performance.timeOrigin + finished,
+      latencyMs: finished - started,
     });
   }
 };
