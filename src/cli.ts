@@ -98,13 +98,14 @@ program
   .command('serve')
   .description('run the API server (migrates first); stops gracefully on SIGTERM or SIGINT')
   .action(async () => {
-    const server = await startServer(config, log);
+    const serverLog = createLogger(config.logLevel, { chunked: true });
+    const server = await startServer(config, serverLog);
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         server.stop().then(
           () => process.exit(0),
           (error: unknown) => {
-            log.error({ err: error }, 'unclean stop');
+            serverLog.error({ err: error }, 'unclean stop');
             process.exit(1);
           },
         );

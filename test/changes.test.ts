@@ -1,5 +1,6 @@
 import test from 'ava';
 import { recordChanges, type Change } from '../src/stores/postgres/changes.js';
+import { withTransaction } from '../src/stores/postgres/pool.js';
 import { useApi } from './helpers/env.js';
 
 const api = useApi(test, { server: { rateLimitMax: 1_000_000 } });
@@ -15,14 +16,7 @@ const page = async (since: string, limit?: number): Promise<Page> =>
   (await (await get(`/v1/changes?since=${since}${limit ? `&limit=${limit}` : ''}`)).json()) as Page;
 
 async function write(changes: Change[]): Promise<void> {
-  const client = await api.world.db.connect();
-  try {
-    await client.query('begin');
-    await recordChanges(client, changes);
-    await client.query('commit');
-  } finally {
-    client.release();
-  }
+  await withTransaction(api.world.db, (client) => recordChanges(client, changes));
 }
 
 async function expectBadRequest(t: import('ava').ExecutionContext, query: string, message: string) {

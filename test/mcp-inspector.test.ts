@@ -1,8 +1,7 @@
 import test from 'ava';
 import { projectPath } from '../src/paths.js';
-import type { RunningServer } from '../src/server.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { useApi } from './helpers/env.js';
 import { runProcess, type CliResult } from './helpers/processes.js';
 
 /**
@@ -11,27 +10,13 @@ import { runProcess, type CliResult } from './helpers/processes.js';
  */
 const INSPECTOR = projectPath('node_modules', '.bin', 'mcp-inspector');
 
-let world: TestWorld;
-let server: RunningServer;
-let auth: { Authorization: string };
-
-test.before(async () => {
-  world = await createWorld();
-  await loadSampleCatalogue(world);
-  server = await startTestServer(world);
-  ({ auth } = await newKey(world));
-});
-test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
-});
-
+const api = useApi(test, { prepare: loadSampleCatalogue });
 
 function inspector(args: string[]): Promise<CliResult> {
-  return runProcess(INSPECTOR, ['--cli', `${server.url}/mcp`, '--transport', 'http', ...args]);
+  return runProcess(INSPECTOR, ['--cli', `${api.server.url}/mcp`, '--transport', 'http', ...args]);
 }
 
-const withKey = (): string[] => ['--header', `Authorization: ${auth.Authorization}`];
+const withKey = (): string[] => ['--header', `Authorization: ${api.auth.Authorization}`];
 
 test('the Inspector CLI lists the tools, sending the key as an Authorization header', async (t) => {
   const run = await inspector([...withKey(), '--method', 'tools/list']);
@@ -47,7 +32,7 @@ test('the Inspector CLI calls lookup_isbn and gets the JSON GET /v1/isbn answers
   t.is(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout) as { content: { type: string; text: string }[]; isError?: boolean };
   t.falsy(result.isError);
-  const expected = await (await fetch(`${server.url}/v1/isbn/9780439023481`, { headers: auth })).text();
+  const expected = await (await api.get('/v1/isbn/9780439023481')).text();
   t.is(result.content[0]!.text, expected);
 });
 

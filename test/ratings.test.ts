@@ -3,15 +3,12 @@ import { createLogger } from '../src/log.js';
 import { lastSeq, readChanges } from '../src/stores/postgres/changes.js';
 import { alsoLikedOf } from '../src/stores/postgres/ratings.js';
 import { importRatings } from '../loader/import/ratings.js';
-import { reindex } from '../loader/index/reindex.js';
 import { syncOnce } from '../loader/index/sync.js';
-import { createWorld, type TestWorld } from './helpers/env.js';
-import { csvFile, loadSampleCatalogue } from './helpers/catalogue.js';
-import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
+import { csvFile } from './helpers/catalogue.js';
+import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 
-let world: TestWorld;
-let deps: ReturnType<typeof loaderDeps>;
+const { world, deps } = useIndexedWorld(test, { reindex: true });
 const quiet = createLogger('silent');
 
 interface Book {
@@ -22,11 +19,8 @@ interface Book {
 let a: Book, b: Book, c: Book, d: Book, edition1: Book, edition2: Book;
 let ratingsFile: string;
 
+// Starts once useIndexedWorld's (serial) before hook has finished.
 test.before(async () => {
-  world = await createWorld();
-  deps = loaderDeps(world);
-  await loadSampleCatalogue(world);
-  await reindex(deps, 'all', { progress: false });
   // Two editions of one work, and four books of four other works.
   const { rows: editions } = await world.db.query<Book>(
     `select b.id, b.isbn_10, b.work_id from books b
@@ -55,10 +49,6 @@ test.before(async () => {
   lines.push(`32,${a.isbn_10},11`);
   lines.push(`x,${a.isbn_10},5`);
   ratingsFile = await csvFile(lines);
-});
-test.after.always(async () => {
-  await deps?.close();
-  await world?.destroy();
 });
 
 test.serial('ratings are imported by ISBN; unusable rows are rejected with line and reason', async (t) => {

@@ -11,22 +11,10 @@ import { projectPath } from '../src/paths.js';
 import { reindex } from '../loader/index/reindex.js';
 import { syncOnce } from '../loader/index/sync.js';
 import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
-import { createWorld, type TestWorld } from './helpers/env.js';
-import { loadSampleCatalogue } from './helpers/catalogue.js';
-import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
+import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 
-let world: TestWorld;
-let deps: ReturnType<typeof loaderDeps>;
-test.before(async () => {
-  world = await createWorld();
-  deps = loaderDeps(world);
-  await loadSampleCatalogue(world);
-});
-test.after.always(async () => {
-  await deps?.close();
-  await world?.destroy();
-});
+const { world, deps } = useIndexedWorld(test);
 
 async function retitle(bookId: string, title: string): Promise<void> {
   await withTransaction(world.db, async (client) => {
@@ -155,11 +143,19 @@ async function killReindexAt(message: string, delayMs: number): Promise<void> {
   );
   const exited = new Promise((resolve) => child.on('exit', resolve));
   const lines = createInterface({ input: child.stderr! });
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
+    let seen = false;
     lines.on('line', (line) => {
-      if (line.includes(`"msg":"${message}"`)) setTimeout(resolve, delayMs);
+      if (!seen && line.includes(`"msg":"${message}"`)) {
+        seen = true;
+        setTimeout(resolve, delayMs);
+      }
     });
-    void exited.then(() => resolve());
+    // A reindex that runs its course logs every awaited message, so ending without it means it failed:
+    // there would be nothing left to kill. 'close' comes after stderr ended, so after its last line.
+    child.on('close', (code, signal) => {
+      if (!seen) reject(new Error(`reindex exited (${signal ?? `code ${code}`}) before "${message}"`));
+    });
   });
   child.kill('SIGKILL');
   await exited;

@@ -2,7 +2,8 @@ import test from 'ava';
 import { parseIsbn } from '../src/domain/isbn.js';
 import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching.js';
 import type { BookRecord } from '../src/domain/records.js';
-import { authorSimilarity, editDistance, likelySameWork, publisherSimilarity, titleSimilarity, withoutTrailingParenthetical, yearCloseness } from '../src/domain/similarity.js';
+import { authorSimilarity, editDistance, likelySameWork, publisherSimilarity, titleSimilarity, yearCloseness } from '../src/domain/similarity.js';
+import { withoutTrailingParenthetical } from '../src/domain/titles.js';
 
 const book = (fields: Partial<BookRecord>): BookRecord => ({
   id: 'bk_000000000001',

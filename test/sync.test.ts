@@ -8,25 +8,11 @@ import { readCheckpoint } from '../src/stores/postgres/checkpoints.js';
 import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
-import { reindex } from '../loader/index/reindex.js';
 import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../loader/index/sync.js';
-import { createWorld, type TestWorld } from './helpers/env.js';
-import { loadSampleCatalogue } from './helpers/catalogue.js';
-import { allDocuments, assertIndexMatches, loaderDeps } from './helpers/indexing.js';
+import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 
-let world: TestWorld;
-let deps: ReturnType<typeof loaderDeps>;
-test.before(async () => {
-  world = await createWorld();
-  deps = loaderDeps(world);
-  await loadSampleCatalogue(world);
-  await reindex(deps, 'all', { progress: false });
-});
-test.after.always(async () => {
-  await deps?.close();
-  await world?.destroy();
-});
+const { world, deps } = useIndexedWorld(test, { reindex: true });
 
 async function retitle(bookIds: string[], title: (id: string) => string): Promise<void> {
   await withTransaction(world.db, async (client) => {

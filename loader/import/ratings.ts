@@ -2,8 +2,7 @@ import { parseIsbn } from '../../src/domain/isbn.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
 import { booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../src/stores/postgres/ratings.js';
-import { csvRows, type CsvProblem } from './csvRows.js';
-import type { ImportReport } from './importer.js';
+import { importRows, type ImportReport } from './importer.js';
 
 /**
  * `bookmeta import ratings <file>`: Book-Crossing BX-Ratings.csv (User-ID, ISBN, Book-Rating).
@@ -57,36 +56,25 @@ export async function importRatings(
     rejected: [],
     alsoLiked: { books: 0, changed: [] },
   };
-  let batch: ParsedRating[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const books = await booksByIsbn13(stores.db, [...new Set(batch.map((row) => row.isbn13))]);
-    const inputs: RatingInput[] = [];
-    for (const row of batch) {
-      const bookId = books.get(row.isbn13);
-      if (!bookId) report.rejected.push({ line: row.line, reason: `unknown ISBN "${row.rawIsbn}": no book has it` });
-      else inputs.push({ userId: row.userId, bookId, rating: row.rating });
-    }
-    const outcome = await upsertRatings(stores.db, inputs);
-    report.imported += inputs.length;
-    report.inserted += outcome.inserted;
-    report.updated += outcome.updated;
-    report.unchanged += outcome.unchanged;
-    batch = [];
-    options.onProgress?.(report);
-  };
-  for await (const { line, record } of csvRows(path, (problem: CsvProblem) => report.rejected.push(problem))) {
-    report.read += 1;
-    const parsed = parseRating(record, line);
-    if ('rejected' in parsed) {
-      report.rejected.push({ line, reason: parsed.rejected });
-      continue;
-    }
-    batch.push(parsed);
-    if (batch.length >= BATCH) await flush();
-  }
-  await flush();
-  report.read += report.rejected.filter((problem) => problem.reason.startsWith('unreadable CSV')).length;
+  await importRows(path, report, {
+    batchSize: BATCH,
+    parse: parseRating,
+    writeBatch: async (batch) => {
+      const books = await booksByIsbn13(stores.db, [...new Set(batch.map((row) => row.isbn13))]);
+      const inputs: RatingInput[] = [];
+      for (const row of batch) {
+        const bookId = books.get(row.isbn13);
+        if (!bookId) report.rejected.push({ line: row.line, reason: `unknown ISBN "${row.rawIsbn}": no book has it` });
+        else inputs.push({ userId: row.userId, bookId, rating: row.rating });
+      }
+      const outcome = await upsertRatings(stores.db, inputs);
+      report.imported += inputs.length;
+      report.inserted += outcome.inserted;
+      report.updated += outcome.updated;
+      report.unchanged += outcome.unchanged;
+    },
+    onProgress: options.onProgress,
+  });
   report.rejected.sort((a, b) => a.line - b.line);
   report.alsoLiked = await deriveAlsoLiked(stores.db, options.alsoLiked);
   stores.log.info({ books: report.alsoLiked.books, changed: report.alsoLiked.changed.length }, 'also-liked lists derived');

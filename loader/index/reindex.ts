@@ -129,7 +129,8 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
         await finishBulkLoad(es, index, kind);
         await options.hooks?.beforeSwap?.(kind, index);
         const { completeUpTo, count, dropped } = await withSyncWriteLock(lockClient, async () => {
-          const upTo = Math.max(caughtUp, snapshot.seq, await replayChanges(deps, caughtUp, await lastSeq(db), targets));
+          // replayChanges returns at least `from` (caughtUp, itself at least snapshot.seq).
+          const upTo = await replayChanges(deps, caughtUp, await lastSeq(db), targets);
           const count = await checkCounts(deps, kind, index, upTo);
           const old = await swapAlias(es, alias, index);
           swapped = true;

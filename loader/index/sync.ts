@@ -2,16 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
 import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../../src/stores/elasticsearch/bulk.js';
-import {
-  authorDocuments,
-  authorsOfBooks,
-  bookDocuments,
-  booksOfAuthors,
-  editionsOfWorks,
-} from '../../src/stores/elasticsearch/documents.js';
-import { ensureAlias, statusOf } from '../../src/stores/elasticsearch/indices.js';
+import { authorDocuments, bookDocuments, booksOfAuthors, editionsOfWorks } from '../../src/stores/elasticsearch/documents.js';
+import { INDEX_KINDS, ensureAlias, statusOf } from '../../src/stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../../src/stores/postgres/checkpoints.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
+import { authorsOfBooks } from '../../src/stores/postgres/merges.js';
 import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
 
 /**
@@ -44,7 +39,7 @@ import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
 
 export const SYNC_CHECKPOINT = 'sync';
 /** Session advisory lock serialising sync pages against a reindex's final catch-up and alias swap. */
-export const SYNC_WRITE_LOCK = 7_340_010;
+const SYNC_WRITE_LOCK = 7_340_010;
 
 export interface LoaderDeps {
   db: Pool;
@@ -106,7 +101,6 @@ export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedC
   if (changes.length === 0) return stats;
   const version = changes[changes.length - 1]!.seq;
 
-  const changedBooks = new Set<string>();
   const books = new Set<string>();
   const authors = new Set<string>();
   const works = new Set<string>();
@@ -115,7 +109,6 @@ export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedC
     const ids = change.survivorId ? [change.id, change.survivorId] : [change.id];
     for (const id of ids) {
       if (change.entity === 'book') {
-        changedBooks.add(id);
         books.add(id);
       } else if (change.entity === 'work') {
         works.add(id);
@@ -126,31 +119,29 @@ export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedC
     }
   }
 
+  // All reads before any write: indexedAuthorsOf reads the old book documents through the alias, and
+  // a bulk chunk can be sent mid-loop. Authors first, while `books` still holds only changed books.
+  if (targets.authors) {
+    const changedBooks = [...books];
+    for (const id of await authorsOfBooks(deps.db, changedBooks)) authors.add(id);
+    for (const id of await indexedAuthorsOf(deps.es, deps.aliases.books, changedBooks)) authors.add(id);
+  }
   if (targets.books) {
     for (const id of await editionsOfWorks(deps.db, [...works])) books.add(id);
     for (const id of await booksOfAuthors(deps.db, [...authorsWhoseBooks])) books.add(id);
   }
-  if (targets.authors) {
-    for (const id of await authorsOfBooks(deps.db, [...changedBooks])) authors.add(id);
-    for (const id of await indexedAuthorsOf(deps.es, deps.aliases.books, [...changedBooks])) authors.add(id);
-  }
 
-  if (targets.books) {
-    for (const ids of chunks([...books], DOC_BATCH)) {
-      const docs = await bookDocuments(deps.db, ids, version);
+  const documentsOf = { books: bookDocuments, authors: authorDocuments };
+  const idsOf = { books, authors };
+  for (const kind of INDEX_KINDS) {
+    const target = targets[kind];
+    if (!target) continue;
+    for (const ids of chunks([...idsOf[kind]], DOC_BATCH)) {
+      const docs = await documentsOf[kind](deps.db, ids, version);
       const live = new Set(docs.map((doc) => doc.id));
-      for (const doc of docs) await writer.index(targets.books, doc.id, version, doc.json);
-      for (const id of ids) if (!live.has(id)) await writer.delete(targets.books, id, version);
-      stats.books += ids.length;
-    }
-  }
-  if (targets.authors) {
-    for (const ids of chunks([...authors], DOC_BATCH)) {
-      const docs = await authorDocuments(deps.db, ids, version);
-      const live = new Set(docs.map((doc) => doc.id));
-      for (const doc of docs) await writer.index(targets.authors, doc.id, version, doc.json);
-      for (const id of ids) if (!live.has(id)) await writer.delete(targets.authors, id, version);
-      stats.authors += ids.length;
+      for (const doc of docs) await writer.index(target, doc.id, version, doc.json);
+      for (const id of ids) if (!live.has(id)) await writer.delete(target, id, version);
+      stats[kind] += ids.length;
     }
   }
   await writer.flush();

@@ -53,7 +53,7 @@ export const MATCH_THRESHOLD = 0.75;
 // another book of the same name, a right author with a wrong title another book of that author.
 const AUTHOR_SHARE = 0.4;
 // A title alone, or with an author the book does not credit anyone as, proves less.
-const TITLE_ALONE = 0.85;
+export const TITLE_ALONE = 0.85;
 const AUTHOR_UNCHECKABLE = 0.8;
 // A matching ISBN decides: the confidence starts at the threshold and the rest of the record only adds to it.
 const ISBN_FLOOR = MATCH_THRESHOLD;

@@ -5,7 +5,7 @@
 import { authorKey, splitAuthorList } from './names.js';
 import type { BookRecord } from './records.js';
 import { foldText } from './text.js';
-import { splitTitle, titleKey } from './titles.js';
+import { splitTitle, titleKey, withoutTrailingParenthetical } from './titles.js';
 
 /** Edit distance of a and b counting a swap of neighbours as one edit, or max + 1 as soon as it must exceed max. */
 export function editDistance(a: string, b: string, max: number): number {
@@ -64,18 +64,6 @@ function keySimilarity(a: string, b: string): number {
   const longest = Math.max(a.length, b.length);
   const characters = 1 - editDistance(a, b, Math.ceil(longest / 2)) / longest;
   return Math.max(wordOverlap(a.split(' '), b.split(' ')), characters);
-}
-
-/** The title without a trailing parenthetical, nested ones included: "With a Tangled Skein (Incarnations of Immortality (Paperback))". */
-export function withoutTrailingParenthetical(title: string): string {
-  const text = title.trimEnd();
-  if (!text.endsWith(')')) return text;
-  let depth = 0;
-  for (let i = text.length - 1; i >= 0; i--) {
-    if (text[i] === ')') depth++;
-    if (text[i] === '(' && --depth === 0) return text.slice(0, i).trim() || text;
-  }
-  return text;
 }
 
 // "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.

@@ -68,6 +68,13 @@ function openingOfTrailingParenthetical(text: string): number | null {
   return null;
 }
 
+/** The title without a trailing parenthetical, nested ones included: "With a Tangled Skein (Incarnations of Immortality (Paperback))". */
+export function withoutTrailingParenthetical(title: string): string {
+  const text = title.trimEnd();
+  const open = openingOfTrailingParenthetical(text);
+  return open === null ? text : text.slice(0, open).trim() || text;
+}
+
 /** Splits at the first ": " outside parentheses; both sides must be non-empty. */
 function takeSubtitle(text: string): { title: string; subtitle: string | null } {
   let depth = 0;

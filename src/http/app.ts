@@ -23,7 +23,7 @@ const isProtected = (path: string): boolean => path === '/v1' || path.startsWith
 function guard(services: Services): Middleware {
   const steps: Middleware[] = [authenticate(services.authenticator)];
   if (services.meter) steps.push(meter(services.meter));
-  steps.push(prefetchPointCache(services.cache, services.config.pointCacheTtlS, services.log));
+  steps.push(prefetchPointCache(services.pointCache));
   steps.push(rateLimit(services.rateLimiter, services.log));
   const guarded = compose(steps);
   return (ctx, next) => (isProtected(ctx.path) ? guarded(ctx, next) : next());

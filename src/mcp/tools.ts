@@ -1,10 +1,11 @@
 import { z } from 'zod/v4';
+import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { badRequest } from '../errors.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { authorById, bookById, bookByIsbn, workById, type Resolved } from '../services/lookups.js';
+import type { Queryable } from '../stores/postgres/pool.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
-import { PointCache } from '../services/pointCache.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
 
@@ -85,10 +86,6 @@ const digits = (name: string, missing: string, expected: string) =>
 const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
   z.int().optional().meta(range).describe(description).transform((value) => (value === undefined ? undefined : String(value)));
 
-/** The parameters that are set, as the route passes its query parameters (an absent one is no key at all). */
-const present = <T extends Record<string, string | undefined>>(params: T): Partial<T> =>
-  Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined)) as Partial<T>;
-
 /** A lookup's answer as its route sends it: the JSON text of the record, or where a merged id went (the 301). */
 type Answered = { text: string } | { mergedInto: string; location: string };
 
@@ -96,13 +93,12 @@ const answered = <T>(resolved: Resolved<T>): Answered => ('mergedInto' in resolv
 
 /** A point lookup through the route's 24-hour cache under the route's URL: a hit is the very bytes GET `path` answers. */
 async function cachedLookup<T>({ services, requestId }: ToolContext, path: string, read: () => Promise<Resolved<T>>): Promise<Answered> {
-  const points = new PointCache(services.cache, services.config.pointCacheTtlS, services.log);
-  const found = await points.lookup(path, requestId);
+  const found = await services.pointCache.lookup(path, requestId);
   if (found && 'hit' in found) return { text: found.hit };
   const resolved = await read();
   if ('mergedInto' in resolved) return resolved;
   const text = JSON.stringify(resolved.record);
-  if (found) points.store(path, text, resolved.shows, found.missAt, requestId);
+  if (found) services.pointCache.store(path, text, resolved.shows, found.missAt, requestId);
   return { text };
 }
 
@@ -130,6 +126,10 @@ async function pointTool(context: ToolContext, asked: string, path: string, read
   const first = await cachedLookup(context, path, read);
   return followMerges(asked, first, (id, location) => cachedLookup(context, location, () => readSurvivor(id)));
 }
+
+/** A lookup by id, as GET /v1/<family>/<id> answers it; a merged id is followed with the same read. */
+const idLookup = (context: ToolContext, family: 'books' | 'works' | 'authors', id: string, read: (db: Queryable, id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> =>
+  pointTool(context, id, `/v1/${family}/${encodeURIComponent(id)}`, () => read(context.services.db, id), (survivor) => read(context.services.db, survivor));
 
 const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
 
@@ -160,10 +160,7 @@ const getBook = defineTool({
     'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work\'s editions or the change feed. ' +
     `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
-  run: (context, { id }) => {
-    const read = (bookId: string) => bookById(context.services.db, bookId);
-    return pointTool(context, id, `/v1/books/${encodeURIComponent(id)}`, () => read(id), read);
-  },
+  run: (context, { id }) => idLookup(context, 'books', id, bookById),
 });
 
 const getWork = defineTool({
@@ -174,10 +171,7 @@ const getWork = defineTool({
     'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
     `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
-  run: (context, { id }) => {
-    const read = (workId: string) => workById(context.services.db, workId);
-    return pointTool(context, id, `/v1/works/${encodeURIComponent(id)}`, () => read(id), read);
-  },
+  run: (context, { id }) => idLookup(context, 'works', id, workById),
 });
 
 const getAuthor = defineTool({
@@ -188,10 +182,7 @@ const getAuthor = defineTool({
     'To find an author by name, use search_authors instead. ' +
     `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
-  run: (context, { id }) => {
-    const read = (authorId: string) => authorById(context.services.db, authorId);
-    return pointTool(context, id, `/v1/authors/${encodeURIComponent(id)}`, () => read(id), read);
-  },
+  run: (context, { id }) => idLookup(context, 'authors', id, authorById),
 });
 
 const paging = {
@@ -217,7 +208,7 @@ const searchBooksTool = defineTool({
     year_to: optionalInteger('Only books published in this year or earlier.'),
     editions: z.string().optional().meta({ enum: ['best', 'all'], default: 'best' }).describe('"best" (default): one result per work; "all": every edition.'),
   }),
-  run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, present(params))) }),
+  run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, params)) }),
 });
 
 const searchAuthorsTool = defineTool({
@@ -228,7 +219,7 @@ const searchAuthorsTool = defineTool({
     'Answers {total, limit, offset, results: [{score, author: {id, name, alternate_names, work_count}}]}, best first. ' +
     'Then use get_author for their works, or search_books with author_id for their books.',
   input: z.object({ q: requiredText('q').describe('A name, or part of one.'), ...paging }),
-  run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, present(params))) }),
+  run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, params)) }),
 });
 
 const matchBookTool = defineTool({
@@ -238,8 +229,8 @@ const matchBookTool = defineTool({
     'Resolve a messy reference (a title, maybe with author, year, publisher and/or an ISBN) to the ONE catalogue book it describes, with a confidence from 0 to 1. ' +
     'Prefer this over search_books when you want the single best book for a citation or a reading-list line; give every field you have: the author and year ' +
     'tell apart books of the same title and editions of one work. ' +
-    'Answers {match, confidence, signals, candidates}: match is the best book when confidence >= 0.7, else null (the catalogue probably lacks the book; ' +
-    'candidates show what came closest, each with its own confidence). A matching ISBN gives at least 0.7; a title alone at most 0.85; ' +
+    `Answers {match, confidence, signals, candidates}: match is the best book when confidence >= ${MATCH_THRESHOLD}, else null (the catalogue probably lacks the book; ` +
+    `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
     'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.',
   input: z.strictObject(
     {

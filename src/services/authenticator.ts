@@ -37,7 +37,7 @@ export class Authenticator {
   async verify(key: string): Promise<Verdict> {
     const parsed = parseApiKey(key);
     if (!parsed) return { ok: false, reason: 'malformed' };
-    const entry = this.freshEntry(parsed.kid) ?? (await this.entry(parsed.kid));
+    const entry = this.freshEntry(parsed.kid) ?? (await this.staleEntry(parsed.kid));
     const row = entry.row;
     if (!row) return { ok: false, reason: 'invalid' };
     const presented = digest(parsed.secret);
@@ -56,26 +56,25 @@ export class Authenticator {
     return entry && this.now() - entry.fetchedAt <= REFRESH_AFTER_MS ? entry : undefined;
   }
 
-  private async entry(kid: string): Promise<KnownKey> {
+  /** A new entry or one past REFRESH_AFTER_MS: refreshed in the background, or waited for past MAX_AGE_MS. */
+  private async staleEntry(kid: string): Promise<KnownKey> {
     let entry = this.known.get(kid);
     if (!entry) {
       entry = { row: null, fetchedAt: 0, verifiedDigest: null, refreshing: null };
       this.known.set(kid, entry);
     }
-    if (this.now() - entry.fetchedAt > REFRESH_AFTER_MS) {
-      entry.refreshing ??= this.refresh(kid, entry);
-      if (this.now() - entry.fetchedAt > MAX_AGE_MS) {
-        await entry.refreshing;
-        // Fail closed: without a fresh row we cannot know the key was not revoked.
-        if (this.now() - entry.fetchedAt > MAX_AGE_MS) throw new Error('API key store unreachable');
-      }
+    entry.refreshing ??= this.refresh(kid, entry);
+    if (this.now() - entry.fetchedAt > MAX_AGE_MS) {
+      await entry.refreshing;
+      // Fail closed: without a fresh row we cannot know the key was not revoked.
+      if (this.now() - entry.fetchedAt > MAX_AGE_MS) throw new Error('API key store unreachable');
     }
     // Unknown kids are not kept: a flood of made-up kids must not grow this map.
     if (!entry.row) this.known.delete(kid);
     return entry;
   }
 
-  /** Never rejects: a failed refresh leaves the entry stale, and `entry` decides what that means. */
+  /** Never rejects: a failed refresh leaves the entry stale, and `staleEntry` decides what that means. */
   private async refresh(kid: string, entry: KnownKey): Promise<void> {
     try {
       const row = await findApiKey(this.db, kid);

@@ -8,6 +8,7 @@ import { ResponseCache } from '../stores/redis/responseCache.js';
 import { Authenticator } from './authenticator.js';
 import type { Services } from './context.js';
 import { Meter } from './meter.js';
+import { PointCache } from './pointCache.js';
 import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
@@ -24,7 +25,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS),
-    cache,
+    pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
     meter: config.meteringEnabled ? new Meter(db, log, config.meteringBufferMax) : null,
   };

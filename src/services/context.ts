@@ -4,9 +4,9 @@ import type { Pool } from '../stores/postgres/pool.js';
 import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
 import type { Redis } from '../stores/redis/client.js';
 import type { RateLimiter } from '../stores/redis/rateLimiter.js';
-import type { ResponseCache } from '../stores/redis/responseCache.js';
 import type { Authenticator } from './authenticator.js';
 import type { Meter } from './meter.js';
+import type { PointCache } from './pointCache.js';
 import type { ShortCache } from './shortCache.js';
 
 /** Everything a request may use, built once per process (see server.ts) and handed to the app. */
@@ -19,7 +19,7 @@ export interface Services {
   indices: IndexAliases;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  cache: ResponseCache;
+  pointCache: PointCache;
   shortCache: ShortCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */
   meter: Meter | null;

@@ -1,9 +1,8 @@
 import { parseIsbn } from '../domain/isbn.js';
 import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe, type MatchSignals } from '../domain/matching.js';
 import type { BookRecord } from '../domain/records.js';
-import { withoutTrailingParenthetical } from '../domain/similarity.js';
 import { collapseWhitespace } from '../domain/text.js';
-import { splitTitle } from '../domain/titles.js';
+import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
 import { badRequest } from '../errors.js';
 import { matchCandidateIds } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';

@@ -3,8 +3,9 @@ import type { CacheLookup, ResponseCache } from '../stores/redis/responseCache.j
 
 /**
  * The 24-hour cache of point lookups, keyed by the lookup's URL (`/v1/isbn/...`, `/v1/books/...`).
- * The HTTP routes (http/middleware/pointCache.ts) and the MCP lookup tools both go through it, so
- * both answer the same bytes from the same entries. Redis trouble degrades to a miss.
+ * One per process (Services.pointCache): the HTTP routes (http/middleware/pointCache.ts) and the MCP
+ * lookup tools both go through it, so both answer the same bytes from the same entries. Redis
+ * trouble degrades to a miss.
  */
 export class PointCache {
   constructor(

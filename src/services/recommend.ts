@@ -1,10 +1,9 @@
 import { likelySameWork } from '../domain/similarity.js';
-import { notFound } from '../errors.js';
 import { recommendationHits } from '../stores/elasticsearch/recommendations.js';
-import { booksByIds, findBook } from '../stores/postgres/catalogue.js';
+import { booksByIds } from '../stores/postgres/catalogue.js';
 import { alsoLikedOf } from '../stores/postgres/ratings.js';
 import { parseLimit } from './changeFeed.js';
-import type { Resolved } from './lookups.js';
+import { bookById, type Resolved } from './lookups.js';
 import { hydrate, type BookHit, type SearchServices } from './search.js';
 
 /**
@@ -25,14 +24,13 @@ export interface Recommendations {
 
 export async function recommendFor(services: SearchServices, id: string, limitText: string | undefined): Promise<Resolved<Recommendations>> {
   const limit = parseLimit(limitText, RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT);
-  const lookup = await findBook(services.db, id);
-  if (lookup === null) throw notFound(`book ${id} not found`);
-  if ('mergedInto' in lookup) {
+  const found = await bookById(services.db, id);
+  if ('mergedInto' in found) {
     // The survivor's recommendations, asked the same way: the redirect keeps the limit.
     const query = limitText === undefined ? '' : `?limit=${encodeURIComponent(limitText)}`;
-    return { mergedInto: lookup.mergedInto, location: `/v1/books/${lookup.mergedInto}/recommendations${query}` };
+    return { mergedInto: found.mergedInto, location: `${found.location}/recommendations${query}` };
   }
-  const book = lookup.found;
+  const book = found.record;
   const record = await services.shortCache.through(`recommend:${id}:${limit}`, async () => {
     // From PostgreSQL, where the ratings import derives it: the copy in the index may lag behind.
     const alsoLiked = await alsoLikedOf(services.db, id);

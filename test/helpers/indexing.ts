@@ -1,9 +1,11 @@
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { createElastic, indexAliases, type Elastic } from '../../src/stores/elasticsearch/client.js';
 import { authorDocuments, bookDocuments } from '../../src/stores/elasticsearch/documents.js';
 import { createLogger } from '../../src/log.js';
+import { reindex } from '../../loader/index/reindex.js';
 import type { LoaderDeps } from '../../loader/index/sync.js';
-import type { TestWorld } from './env.js';
+import { loadSampleCatalogue } from './catalogue.js';
+import { createWorld, type TestWorld } from './env.js';
 
 /** The loader's dependencies for a test world (its own index prefix), and a way to drop its indices. */
 export function loaderDeps(world: TestWorld): LoaderDeps & { close(): Promise<void> } {
@@ -18,6 +20,39 @@ export function loaderDeps(world: TestWorld): LoaderDeps & { close(): Promise<vo
       await es.close();
     },
   };
+}
+
+export type TestLoaderDeps = ReturnType<typeof loaderDeps>;
+
+/** A world holding the sample catalogue, with the loader's dependencies for it. */
+export interface IndexedWorld {
+  world: TestWorld;
+  deps: TestLoaderDeps;
+}
+
+/**
+ * A world with the sample catalogue and the loader's dependencies, set up once for a test file (and,
+ * with `reindex`, its indices built): the usual start of an indexing test. Its before hook is serial, so
+ * before hooks declared after this call start only once the world is ready (ava otherwise runs hooks
+ * concurrently).
+ *
+ * `world` and `deps` are filled in place by the before hook, so they can be destructured at module
+ * level (`const { world, deps } = useIndexedWorld(test)`) and used in helpers and tests.
+ */
+export function useIndexedWorld(test: TestFn, options: { reindex?: boolean } = {}): IndexedWorld {
+  const fixture: IndexedWorld = { world: {} as TestWorld, deps: {} as TestLoaderDeps };
+  test.serial.before(async () => {
+    Object.assign(fixture.world, await createWorld());
+    Object.assign(fixture.deps, loaderDeps(fixture.world));
+    await loadSampleCatalogue(fixture.world);
+    if (options.reindex) await reindex(fixture.deps, 'all', { progress: false });
+  });
+  test.after.always(async () => {
+    // Either may still be empty if the before hook failed early.
+    await fixture.deps.close?.();
+    await fixture.world.destroy?.();
+  });
+  return fixture;
 }
 
 /** Every document of an index or alias, by id (refreshed first). */

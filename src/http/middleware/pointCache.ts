@@ -1,6 +1,4 @@
-import type { Logger } from '../../log.js';
-import { PointCache } from '../../services/pointCache.js';
-import type { ResponseCache } from '../../stores/redis/responseCache.js';
+import type { PointCache } from '../../services/pointCache.js';
 import type { Middleware } from '../state.js';
 
 /**
@@ -8,23 +6,20 @@ import type { Middleware } from '../state.js';
  * authentication and rate limiting; answers `X-Cache: HIT` from Redis or `MISS` after the route,
  * storing successful answers under the entities they show.
  */
-export const pointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => {
-  const points = new PointCache(cache, ttlS, log);
-  return async (ctx, next) => {
-    const key = ctx.url;
-    const found = await (ctx.state.cacheLookup ?? points.lookup(key, ctx.state.requestId));
-    if (found && 'hit' in found) {
-      ctx.set('X-Cache', 'HIT');
-      ctx.type = 'application/json';
-      ctx.body = found.hit;
-      return;
-    }
-    ctx.set('X-Cache', 'MISS');
-    await next();
-    if (found && ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
-      points.store(key, ctx.body, ctx.state.shows, found.missAt, ctx.state.requestId);
-    }
-  };
+export const pointCache = (points: PointCache): Middleware => async (ctx, next) => {
+  const key = ctx.url;
+  const found = await (ctx.state.cacheLookup ?? points.lookup(key, ctx.state.requestId));
+  if (found && 'hit' in found) {
+    ctx.set('X-Cache', 'HIT');
+    ctx.type = 'application/json';
+    ctx.body = found.hit;
+    return;
+  }
+  ctx.set('X-Cache', 'MISS');
+  await next();
+  if (found && ctx.status === 200 && typeof ctx.body === 'string' && ctx.state.shows) {
+    points.store(key, ctx.body, ctx.state.shows, found.missAt, ctx.state.requestId);
+  }
 };
 
 const POINT_LOOKUP = /^\/v1\/(?:isbn|books|works|authors)\/(?!search$)[^/]+$/;
@@ -34,10 +29,7 @@ const POINT_LOOKUP = /^\/v1\/(?:isbn|books|works|authors)\/(?!search$)[^/]+$/;
  * to Redis together instead of one after the other. Only the read is early: its answer is used by
  * `pointCache`, once the rate limit has let the request through.
  */
-export const prefetchPointCache = (cache: ResponseCache, ttlS: number, log: Logger): Middleware => {
-  const points = new PointCache(cache, ttlS, log);
-  return async (ctx, next) => {
-    if (ctx.method === 'GET' && POINT_LOOKUP.test(ctx.path)) ctx.state.cacheLookup = points.lookup(ctx.url, ctx.state.requestId);
-    await next();
-  };
+export const prefetchPointCache = (points: PointCache): Middleware => async (ctx, next) => {
+  if (ctx.method === 'GET' && POINT_LOOKUP.test(ctx.path)) ctx.state.cacheLookup = points.lookup(ctx.url, ctx.state.requestId);
+  await next();
 };

@@ -9,7 +9,7 @@ import { respond } from './lookups.js';
 
 /** The named query parameters of a request; others are ignored. */
 function queryParams<Name extends string>(ctx: AppContext, names: readonly Name[]): Partial<Record<Name, string>> {
-  return Object.fromEntries(names.map((name) => [name, queryParam(ctx, name)]).filter(([, value]) => value !== undefined));
+  return Object.fromEntries(names.map((name) => [name, queryParam(ctx, name)])) as Partial<Record<Name, string>>;
 }
 
 /** Book and author search, match and recommendations. Registered before the point lookups, whose `/v1/books/:id` would take `/v1/books/search`. */

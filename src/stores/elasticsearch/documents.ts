@@ -2,6 +2,7 @@ import Cursor from 'pg-cursor';
 import { authorKey } from '../../domain/names.js';
 import type { BookRecord } from '../../domain/records.js';
 import type { PoolClient, Queryable } from '../postgres/pool.js';
+import type { IndexKind } from './indices.js';
 
 /**
  * The documents of the search indices, built from PostgreSQL in batches: one SQL statement per batch
@@ -145,10 +146,8 @@ export async function authorDocuments(db: Queryable, ids: readonly string[], seq
   return rows.map((row) => authorDocument(row, seq));
 }
 
-export type DocumentKind = 'books' | 'authors';
-
 /** Live entities of a kind, as the transaction of `client` sees them. */
-export async function countLive(db: Queryable, kind: DocumentKind): Promise<number> {
+export async function countLive(db: Queryable, kind: IndexKind): Promise<number> {
   const { rows } = await db.query<{ n: number }>(`select count(*)::bigint as n from ${kind} where merged_into is null`);
   return rows[0]?.n ?? 0;
 }
@@ -157,7 +156,7 @@ export async function countLive(db: Queryable, kind: DocumentKind): Promise<numb
  * Every live document of a kind, streamed with pg-cursor in batches of `batchSize`, as the
  * transaction of `client` sees the catalogue (reindex runs it in a REPEATABLE READ snapshot).
  */
-export async function* streamDocuments(client: PoolClient, kind: DocumentKind, seq: number, batchSize: number): AsyncGenerator<BuiltDocument[]> {
+export async function* streamDocuments(client: PoolClient, kind: IndexKind, seq: number, batchSize: number): AsyncGenerator<BuiltDocument[]> {
   const cursor = client.query(
     kind === 'books' ? new Cursor<BuiltDocument>(BOOK_SELECT('true'), [seq]) : new Cursor<AuthorRow>(AUTHOR_SELECT('true')),
   );
@@ -181,13 +180,6 @@ export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]
     [authorIds],
   );
   return rows.map((row) => row.id);
-}
-
-/** Authors credited on any of `bookIds` (live or not: their work counts change either way). */
-export async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
-  if (bookIds.length === 0) return [];
-  const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [bookIds]);
-  return rows.map((row) => row.author_id);
 }
 
 /** Live editions of any of `workIds`. */

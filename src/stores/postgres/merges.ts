@@ -1,6 +1,6 @@
 import type { EntityKind } from '../../domain/ids.js';
 import { recordChanges, type Change } from './changes.js';
-import { withTransaction, type Pool, type PoolClient } from './pool.js';
+import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
 
 /**
  * Merging one entity into another: FROM keeps its row as a redirect (merged_into = INTO), what hung
@@ -84,7 +84,7 @@ const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: stri
     // Redirect rows follow too, so that no book ever points at a merged work.
     await client.query('update books set work_id = $2 where work_id = $1', [fromId, intoId]);
     await client.query('update works set original_year = least(original_year, (select original_year from works where id = $1)) where id = $2', [fromId, intoId]);
-    return { books: rows.map((row) => row.id), alsoTouched: await authorsOf(client, rows.map((row) => row.id)) };
+    return { books: rows.map((row) => row.id), alsoTouched: await authorsOfBooks(client, rows.map((row) => row.id)) };
   },
 
   /** FROM's books are credited to INTO (once), and FROM's spellings become INTO's. */
@@ -120,11 +120,13 @@ const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: stri
       [fromId, intoId],
     );
     const { rows } = await client.query<{ work_id: string }>('select work_id from books where id = any($1)', [[fromId, intoId]]);
-    return { books: [], alsoTouched: [...rows.map((row) => row.work_id), ...(await authorsOf(client, [fromId, intoId]))] };
+    return { books: [], alsoTouched: [...rows.map((row) => row.work_id), ...(await authorsOfBooks(client, [fromId, intoId]))] };
   },
 };
 
-async function authorsOf(client: PoolClient, bookIds: string[]): Promise<string[]> {
-  const { rows } = await client.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1)', [bookIds]);
+/** Authors credited on any of `bookIds` (live or not: their work counts change either way). */
+export async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
+  if (bookIds.length === 0) return [];
+  const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [bookIds]);
   return rows.map((row) => row.author_id);
 }

@@ -49,16 +49,20 @@ return #KEYS / 2
 export type CacheLookup = { hit: string } | { missAt: number };
 
 export class ResponseCache {
-  /** Cached bodies; the reads of one turn travel as one MGET. */
-  private readonly read: (key: string) => Promise<string | null>;
+  /** Point-cache reads; those of one turn travel as one MGET, with Redis' clock for the misses. */
+  private readonly read: (key: string) => Promise<CacheLookup>;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {
     this.read = perTurn(async (groups: Group<string>[]) => {
-      const bodies = await this.redis.mGet(groups.map((group) => group.key));
-      return groups.map((group, index) => new Array<string | null>(group.count).fill(bodies[index] ?? null));
+      const [bodies, [seconds, microseconds]] = await Promise.all([this.redis.mGet(groups.map((group) => group.key)), this.redis.time()]);
+      const missAt = Number(seconds) * 1_000_000 + Number(microseconds);
+      return groups.map((group, index) => {
+        const body = bodies[index];
+        return new Array<CacheLookup>(group.count).fill(typeof body === 'string' ? { hit: body } : { missAt });
+      });
     });
   }
 
@@ -72,13 +76,10 @@ export class ResponseCache {
 
   /**
    * The cached body, or the moment (Redis clock) of the miss, to hand back to `store`. The clock is
-   * read after the miss and before the caller reads PostgreSQL, which is all the race check needs.
+   * read with the cache, before the caller reads PostgreSQL, which is all the race check needs.
    */
-  async lookup(name: string): Promise<CacheLookup> {
-    const body = await this.read(this.key(name));
-    if (body !== null) return { hit: body };
-    const [seconds, microseconds] = await this.redis.time();
-    return { missAt: Number(seconds) * 1_000_000 + Number(microseconds) };
+  lookup(name: string): Promise<CacheLookup> {
+    return this.read(this.key(name));
   }
 
   /** Stores an answer read after `missAt` that shows `shows`, unless one of them changed since. */
