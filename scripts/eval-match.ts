@@ -34,10 +34,8 @@ import { authorSimilarity, likelySameWork, titleSimilarity } from '../src/domain
 import { splitTitle } from '../src/domain/titles.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
-import { matchBook, type MatchResult } from '../src/services/match.js';
-import { booksByIds, findBookByIsbn13 } from '../src/stores/postgres/catalogue.js';
+import { bookWithIsbn, matchBook, type MatchResult } from '../src/services/match.js';
 import { booksByIsbn13 } from '../src/stores/postgres/ratings.js';
-import type { Queryable } from '../src/stores/postgres/pool.js';
 import type { BookRecord } from '../src/domain/records.js';
 import { Random } from './generate-catalogue.js';
 import { openEvalWorld } from './lib/evalWorld.js';
@@ -300,12 +298,6 @@ interface Outcome {
   expected: BookRecord | null;
 }
 
-async function expectedBook(db: Queryable, isbn13: string): Promise<BookRecord | null> {
-  const lookup = await findBookByIsbn13(db, isbn13);
-  if (lookup === null) return null;
-  return 'found' in lookup ? lookup.found : (await booksByIds(db, [lookup.mergedInto]))[0] ?? null;
-}
-
 const pct = (part: number, whole: number): string => `${((100 * part) / Math.max(whole, 1)).toFixed(1)}%`;
 
 function describe(outcome: Outcome): string {
@@ -348,7 +340,7 @@ async function main(): Promise<void> {
 
     const findable: Outcome[] = [];
     for (const book of findableBooks) {
-      const expected = await expectedBook(services.db, book.isbn13!);
+      const expected = await bookWithIsbn(services, book.isbn13!);
       if (expected === null) continue; // rejected by the importer
       const query = noisyQuery(book);
       if (chance(0.1)) query.body.isbn = book.isbn13!;

@@ -4,6 +4,8 @@ import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { runCli } from './helpers/processes.js';
 import type { EntityKind } from '../src/domain/ids.js';
 import { merge as mergeEntities } from '../src/services/merge.js';
+import { createPool } from '../src/stores/postgres/pool.js';
+import { PointReads } from '../src/stores/postgres/pointReads.js';
 
 const api = useApi(test, { prepare: loadSampleCatalogue });
 const get = (path: string) => api.get(path);
@@ -148,4 +150,27 @@ test.serial('every merge is in the change feed with its survivor', async (t) => 
   t.is((await merge('book', from!.id, into!.id)).code, 0);
   const page = (await (await get(`/v1/changes?since=${before}`)).json()) as { changes: { id: string; operation: string; survivor_id: string | null }[] };
   t.true(page.changes.some((change) => change.id === from!.id && change.operation === 'merge' && change.survivor_id === into!.id));
+});
+
+test.serial('point lookups made together share one query, and each gets its own answer: found, merged or absent', async (t) => {
+  const [from, into, other] = await books(3);
+  t.is((await merge('book', from!.id, into!.id)).code, 0);
+  const db = createPool(api.world.config.databaseUrl, 5);
+  let queries = 0;
+  db.on('acquire', () => queries++);
+  try {
+    const reads = new PointReads(db);
+    const answers = await Promise.all([reads.book(into!.id), reads.book(from!.id), reads.book('bk_0000000000zz'), reads.book(into!.id), reads.bookByIsbn13(other!.isbn_13)]);
+    t.is(queries, 2, 'one query for the ids, one for the ISBN');
+    t.is(answers[0] && 'found' in answers[0] ? answers[0].found.id : null, into!.id);
+    t.deepEqual(answers[1], { mergedInto: into!.id });
+    t.is(answers[2], null);
+    t.deepEqual(answers[3], answers[0]);
+    t.is(answers[4] && 'found' in answers[4] ? answers[4].found.id : null, other!.id);
+    // A later turn is a query of its own.
+    t.is(await reads.book('bk_0000000000zz'), null);
+    t.is(queries, 3);
+  } finally {
+    await db.end();
+  }
 });

@@ -4,7 +4,7 @@ import { badRequest } from '../errors.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { authorById, bookById, bookByIsbn, workById, type Resolved } from '../services/lookups.js';
-import type { Queryable } from '../stores/postgres/pool.js';
+import type { PointReads } from '../stores/postgres/pointReads.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
@@ -128,8 +128,8 @@ async function pointTool(context: ToolContext, asked: string, path: string, read
 }
 
 /** A lookup by id, as GET /v1/<family>/<id> answers it; a merged id is followed with the same read. */
-const idLookup = (context: ToolContext, family: 'books' | 'works' | 'authors', id: string, read: (db: Queryable, id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> =>
-  pointTool(context, id, `/v1/${family}/${encodeURIComponent(id)}`, () => read(context.services.db, id), (survivor) => read(context.services.db, survivor));
+const idLookup = (context: ToolContext, family: 'books' | 'works' | 'authors', id: string, read: (reads: PointReads, id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> =>
+  pointTool(context, id, `/v1/${family}/${encodeURIComponent(id)}`, () => read(context.services.reads, id), (survivor) => read(context.services.reads, survivor));
 
 const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
 
@@ -150,7 +150,7 @@ const lookupIsbn = defineTool({
     isbn: digits('isbn', 'isbn is required', 'a string such as "978-0-439-02348-1"').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
   }),
   run: (context, { isbn }) =>
-    pointTool(context, `ISBN ${isbn}`, `/v1/isbn/${encodeURIComponent(isbn)}`, () => bookByIsbn(context.services.db, isbn), (id) => bookById(context.services.db, id)),
+    pointTool(context, `ISBN ${isbn}`, `/v1/isbn/${encodeURIComponent(isbn)}`, () => bookByIsbn(context.services.reads, isbn), (id) => bookById(context.services.reads, id)),
 });
 
 const getBook = defineTool({

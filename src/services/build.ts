@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { createElastic, indexAliases } from '../stores/elasticsearch/client.js';
+import { PointReads } from '../stores/postgres/pointReads.js';
 import { createPool } from '../stores/postgres/pool.js';
 import { connectRedis } from '../stores/redis/client.js';
 import { RateLimiter } from '../stores/redis/rateLimiter.js';
@@ -20,6 +21,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     config,
     log,
     db,
+    reads: new PointReads(db),
     redis,
     elastic: createElastic(config.elasticsearchUrl),
     indices: indexAliases(config.indexPrefix),

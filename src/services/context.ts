@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Pool } from '../stores/postgres/pool.js';
+import type { PointReads } from '../stores/postgres/pointReads.js';
 import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
 import type { Redis } from '../stores/redis/client.js';
 import type { RateLimiter } from '../stores/redis/rateLimiter.js';
@@ -14,6 +15,8 @@ export interface Services {
   config: Config;
   log: Logger;
   db: Pool;
+  /** The point lookups of the catalogue, batched per turn of the event loop. */
+  reads: PointReads;
   redis: Redis;
   elastic: Elastic;
   indices: IndexAliases;

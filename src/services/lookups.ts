@@ -1,8 +1,7 @@
 import { badRequest, notFound } from '../errors.js';
 import { parseIsbn } from '../domain/isbn.js';
 import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../domain/records.js';
-import { findAuthor, findBook, findBookByIsbn13, findWork } from '../stores/postgres/catalogue.js';
-import type { Queryable } from '../stores/postgres/pool.js';
+import type { PointReads } from '../stores/postgres/pointReads.js';
 
 /**
  * Point lookups shared by the HTTP routes and the MCP tools. A lookup either finds a record
@@ -18,26 +17,26 @@ function resolve<T>(lookup: Lookup<T>, family: string, missing: string, shows: (
 
 const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map((author) => author.id)];
 
-export async function bookByIsbn(db: Queryable, text: string): Promise<Resolved<BookRecord>> {
+export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
   const isbn = parseIsbn(text);
   if (!isbn) throw badRequest(`invalid ISBN: "${text}" is not a valid ISBN-10 or ISBN-13`);
-  return resolve(await findBookByIsbn13(db, isbn.isbn13), 'books', `no book with ISBN ${isbn.isbn13}`, bookShows);
+  return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `no book with ISBN ${isbn.isbn13}`, bookShows);
 }
 
-export async function bookById(db: Queryable, id: string): Promise<Resolved<BookRecord>> {
-  return resolve(await findBook(db, id), 'books', `book ${id} not found`, bookShows);
+export async function bookById(reads: PointReads, id: string): Promise<Resolved<BookRecord>> {
+  return resolve(await reads.book(id), 'books', `book ${id} not found`, bookShows);
 }
 
-export async function workById(db: Queryable, id: string): Promise<Resolved<WorkRecord>> {
-  return resolve(await findWork(db, id), 'works', `work ${id} not found`, (work) => [
+export async function workById(reads: PointReads, id: string): Promise<Resolved<WorkRecord>> {
+  return resolve(await reads.work(id), 'works', `work ${id} not found`, (work) => [
     work.id,
     ...work.editions.map((edition) => edition.id),
     ...work.authors.map((author) => author.id),
   ]);
 }
 
-export async function authorById(db: Queryable, id: string): Promise<Resolved<AuthorRecord>> {
-  return resolve(await findAuthor(db, id), 'authors', `author ${id} not found`, (author) => [
+export async function authorById(reads: PointReads, id: string): Promise<Resolved<AuthorRecord>> {
+  return resolve(await reads.author(id), 'authors', `author ${id} not found`, (author) => [
     author.id,
     ...author.works.map((work) => work.id),
   ]);

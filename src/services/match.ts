@@ -6,8 +6,7 @@ import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
 import { badRequest } from '../errors.js';
 import { matchCandidateIds } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
-import { booksByIds, findBookByIsbn13 } from '../stores/postgres/catalogue.js';
-import type { Queryable } from '../stores/postgres/pool.js';
+import { booksByIds } from '../stores/postgres/catalogue.js';
 import type { SearchServices } from './search.js';
 
 /**
@@ -72,8 +71,8 @@ export function parseMatchRequest(body: unknown): MatchProbe {
 }
 
 /** The live book with this ISBN, following a merge to the survivor. */
-async function bookWithIsbn(db: Queryable, isbn13: string): Promise<BookRecord | null> {
-  const lookup = await findBookByIsbn13(db, isbn13);
+export async function bookWithIsbn({ db, reads }: Pick<SearchServices, 'db' | 'reads'>, isbn13: string): Promise<BookRecord | null> {
+  const lookup = await reads.bookByIsbn13(isbn13);
   if (lookup === null) return null;
   if ('found' in lookup) return lookup.found;
   return (await booksByIds(db, [lookup.mergedInto]))[0] ?? null;
@@ -99,7 +98,7 @@ async function assessedCandidates({ db, elastic, indices }: SearchServices, prob
  * costs most of the time of a match and which a clean record does not need.
  */
 async function findMatch(services: SearchServices, probe: MatchProbe): Promise<MatchResult> {
-  const isbnBook = probe.isbn === null ? null : await bookWithIsbn(services.db, probe.isbn.isbn13);
+  const isbnBook = probe.isbn === null ? null : await bookWithIsbn(services, probe.isbn.isbn13);
   let candidates = await assessedCandidates(services, probe, isbnBook, 'exact');
   if (probe.title !== null && (candidates[0]?.confidence ?? 0) < MATCH_THRESHOLD) candidates = await assessedCandidates(services, probe, isbnBook, 'typos');
   const best = candidates[0];

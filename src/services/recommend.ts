@@ -24,7 +24,7 @@ export interface Recommendations {
 
 export async function recommendFor(services: SearchServices, id: string, limitText: string | undefined): Promise<Resolved<Recommendations>> {
   const limit = parseLimit(limitText, RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT);
-  const found = await bookById(services.db, id);
+  const found = await bookById(services.reads, id);
   if ('mergedInto' in found) {
     // The survivor's recommendations, asked the same way: the redirect keeps the limit.
     const query = limitText === undefined ? '' : `?limit=${encodeURIComponent(limitText)}`;

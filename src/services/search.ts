@@ -22,7 +22,7 @@ export const SEARCH_MAX_WINDOW = 1_000;
 export const QUERY_MAX_LENGTH = 200;
 
 /** What search, match and recommendations use of the services. */
-export type SearchServices = Pick<Services, 'db' | 'elastic' | 'indices' | 'shortCache'>;
+export type SearchServices = Pick<Services, 'db' | 'reads' | 'elastic' | 'indices' | 'shortCache'>;
 
 /** The query parameters of GET /v1/books/search, as text (absent: undefined). */
 export interface BookSearchParams {

@@ -15,10 +15,10 @@ export function respond<T>(ctx: AppContext, resolved: Resolved<T>): void {
   sendJson(ctx, resolved.record);
 }
 
-export function lookupRoutes(router: Router<RequestState>, { db, pointCache: points }: Services): void {
+export function lookupRoutes(router: Router<RequestState>, { reads, pointCache: points }: Services): void {
   const cached = pointCache(points);
-  router.get('/v1/isbn/:isbn', cached, async (ctx) => respond(ctx, await bookByIsbn(db, ctx.params.isbn!)));
-  router.get('/v1/books/:id', cached, async (ctx) => respond(ctx, await bookById(db, ctx.params.id!)));
-  router.get('/v1/works/:id', cached, async (ctx) => respond(ctx, await workById(db, ctx.params.id!)));
-  router.get('/v1/authors/:id', cached, async (ctx) => respond(ctx, await authorById(db, ctx.params.id!)));
+  router.get('/v1/isbn/:isbn', cached, async (ctx) => respond(ctx, await bookByIsbn(reads, ctx.params.isbn!)));
+  router.get('/v1/books/:id', cached, async (ctx) => respond(ctx, await bookById(reads, ctx.params.id!)));
+  router.get('/v1/works/:id', cached, async (ctx) => respond(ctx, await workById(reads, ctx.params.id!)));
+  router.get('/v1/authors/:id', cached, async (ctx) => respond(ctx, await authorById(reads, ctx.params.id!)));
 }

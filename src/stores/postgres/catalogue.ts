@@ -3,8 +3,9 @@ import { AUTHOR_WORKS_SHOWN, WORK_EDITIONS_SHOWN } from '../../domain/records.js
 import type { Queryable } from './pool.js';
 
 /**
- * Read side of the catalogue: the records the API returns, built in SQL. The point lookups are
- * named statements: each connection parses and plans them once, not on every cache miss.
+ * Read side of the catalogue: the records the API returns, built in SQL. The point lookups take a
+ * list of keys, so that the lookups of one turn share a query (see PointReads), and are named
+ * statements: each connection parses and plans them once, not on every cache miss.
  */
 
 // One SELECT list for every book query, so a book reads the same wherever it comes from.
@@ -19,28 +20,34 @@ const BOOK_COLUMNS = `
 
 type BookRow = BookRecord & { merged_into: string | null };
 
-function lookup<T extends object>(row: (T & { merged_into: string | null }) | undefined): Lookup<T> {
-  if (!row) return null;
-  const { merged_into: mergedInto, ...record } = row;
-  return mergedInto ? { mergedInto } : { found: record as unknown as T };
+/** Point lookups by key: a record found, or the id it was merged into; keys no row has are absent. */
+export type Lookups<T> = Map<string, NonNullable<Lookup<T>>>;
+
+function lookups<T extends object>(rows: (T & { merged_into: string | null })[], keyOf: (row: T) => string): Lookups<T> {
+  const found: Lookups<T> = new Map();
+  for (const { merged_into: mergedInto, ...record } of rows) {
+    const row = record as unknown as T;
+    found.set(keyOf(row), mergedInto ? { mergedInto } : { found: row });
+  }
+  return found;
 }
 
-export async function findBook(db: Queryable, id: string): Promise<Lookup<BookRecord>> {
+export async function findBooks(db: Queryable, ids: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
-    name: 'book-by-id',
-    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = $1`,
-    values: [id],
+    name: 'books-by-id',
+    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = any($1)`,
+    values: [ids],
   });
-  return lookup(rows[0]);
+  return lookups(rows, (book) => book.id);
 }
 
-export async function findBookByIsbn13(db: Queryable, isbn13: string): Promise<Lookup<BookRecord>> {
+export async function findBooksByIsbn13(db: Queryable, isbns: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
-    name: 'book-by-isbn13',
-    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = $1`,
-    values: [isbn13],
+    name: 'books-by-isbn13',
+    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = any($1)`,
+    values: [isbns],
   });
-  return lookup(rows[0]);
+  return lookups(rows, (book) => book.isbn_13!);
 }
 
 /** Live books by id, in the order of `ids`; ids that are unknown or merged are left out. */
@@ -59,9 +66,9 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRecord>> {
+export async function findWorks(db: Queryable, ids: readonly string[]): Promise<Lookups<WorkRecord>> {
   const { rows } = await db.query<WorkRecord & { merged_into: string | null }>({
-    name: 'work-by-id',
+    name: 'works-by-id',
     text: `select w.id, w.title, w.original_year,
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position
@@ -77,10 +84,10 @@ export async function findWork(db: Queryable, id: string): Promise<Lookup<WorkRe
                     limit ${WORK_EDITIONS_SHOWN}) e), '[]'::json) as editions,
        to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
        w.merged_into
-     from works w where w.id = $1`,
-    values: [id],
+     from works w where w.id = any($1)`,
+    values: [ids],
   });
-  return lookup(rows[0]);
+  return lookups(rows, (work) => work.id);
 }
 
 // The columns of an author that search results show too, so both read the same.
@@ -98,9 +105,9 @@ export async function authorSummariesByIds(db: Queryable, ids: readonly string[]
   return inOrderOf(ids, rows);
 }
 
-export async function findAuthor(db: Queryable, id: string): Promise<Lookup<AuthorRecord>> {
+export async function findAuthors(db: Queryable, ids: readonly string[]): Promise<Lookups<AuthorRecord>> {
   const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>({
-    name: 'author-by-id',
+    name: 'authors-by-id',
     text: `select ${AUTHOR_SUMMARY_COLUMNS},
        coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
                           order by pw.popularity desc, w.title)
@@ -113,8 +120,8 @@ export async function findAuthor(db: Queryable, id: string): Promise<Lookup<Auth
                    join works w on w.id = pw.work_id), '[]'::json) as works,
        to_char(a.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
        a.merged_into
-     from authors a where a.id = $1`,
-    values: [id],
+     from authors a where a.id = any($1)`,
+    values: [ids],
   });
-  return lookup(rows[0]);
+  return lookups(rows, (author) => author.id);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { luaScript, runScript, type Redis } from './client.js';
-import { perTurn, type Group } from './perTurn.js';
+import { perTurn, type Group } from '../perTurn.js';
 
 export interface RateDecision {
   allowed: boolean;

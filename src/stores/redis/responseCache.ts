@@ -1,5 +1,5 @@
 import { luaScript, runScript, type Redis } from './client.js';
-import { perTurn, type Group } from './perTurn.js';
+import { perTurn, type Group } from '../perTurn.js';
 
 /**
  * Cached response bodies. A point-lookup answer is remembered under the ids of the entities it
@@ -17,19 +17,29 @@ const STAMP_TTL_S = 300;
 
 const NOW_US = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000000 + tonumber(t[2])`;
 
-// KEYS: the cache key, then pairs (entity's dependency set, entity's invalidation stamp).
+// Stores the answers of one turn. For each answer, ARGV holds body, ttl, read_at and its number of
+// entities n; KEYS holds the cache key, then n pairs (entity's dependency set, invalidation stamp).
+// Answers one 1 (stored) or 0 (an entity changed after the read) per answer.
 const STORE = luaScript(`
-local body, ttl, read_at = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-for i = 3, #KEYS, 2 do
-  local stamp = redis.call('GET', KEYS[i])
-  if stamp and tonumber(stamp) >= read_at then return 0 end
+local stored, k = {}, 1
+for a = 1, #ARGV, 4 do
+  local body, ttl, read_at, n = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local fresh = 1
+  for i = k + 2, k + 2 * n, 2 do
+    local stamp = redis.call('GET', KEYS[i])
+    if stamp and tonumber(stamp) >= read_at then fresh = 0 end
+  end
+  if fresh == 1 then
+    redis.call('SET', KEYS[k], body, 'EX', ttl)
+    for i = k + 1, k + 2 * n, 2 do
+      redis.call('SADD', KEYS[i], KEYS[k])
+      redis.call('EXPIRE', KEYS[i], ttl)
+    end
+  end
+  stored[#stored + 1] = fresh
+  k = k + 1 + 2 * n
 end
-redis.call('SET', KEYS[1], body, 'EX', ttl)
-for i = 2, #KEYS, 2 do
-  redis.call('SADD', KEYS[i], KEYS[1])
-  redis.call('EXPIRE', KEYS[i], ttl)
-end
-return 1
+return stored
 `);
 
 // KEYS: pairs (entity's dependency set, entity's invalidation stamp).
@@ -48,9 +58,19 @@ return #KEYS / 2
 
 export type CacheLookup = { hit: string } | { missAt: number };
 
+interface Answer {
+  key: string;
+  body: string;
+  ttlS: number;
+  entityIds: string[];
+  missAt: number;
+}
+
 export class ResponseCache {
   /** Point-cache reads; those of one turn travel as one MGET, with Redis' clock for the misses. */
   private readonly read: (key: string) => Promise<CacheLookup>;
+  /** Point-cache writes; those of one turn travel as one script call. */
+  private readonly write: (answer: Answer) => Promise<boolean>;
 
   constructor(
     private readonly redis: Redis,
@@ -63,6 +83,16 @@ export class ResponseCache {
         const body = bodies[index];
         return new Array<CacheLookup>(group.count).fill(typeof body === 'string' ? { hit: body } : { missAt });
       });
+    });
+    this.write = perTurn(async (groups: Group<Answer>[]) => {
+      const keys: string[] = [];
+      const args: string[] = [];
+      for (const { key: answer } of groups) {
+        keys.push(answer.key, ...answer.entityIds.flatMap((id) => this.entityKeys(id)));
+        args.push(answer.body, String(answer.ttlS), String(answer.missAt), String(answer.entityIds.length));
+      }
+      const stored = (await runScript(this.redis, STORE, keys, args)) as number[];
+      return groups.map((group, index) => new Array<boolean>(group.count).fill(stored[index] === 1));
     });
   }
 
@@ -83,9 +113,8 @@ export class ResponseCache {
   }
 
   /** Stores an answer read after `missAt` that shows `shows`, unless one of them changed since. */
-  async store(name: string, body: string, ttlS: number, shows: readonly string[], missAt: number): Promise<boolean> {
-    const keys = [this.key(name), ...[...new Set(shows)].flatMap((id) => this.entityKeys(id))];
-    return (await runScript(this.redis, STORE, keys, [body, String(ttlS), String(missAt)])) === 1;
+  store(name: string, body: string, ttlS: number, shows: readonly string[], missAt: number): Promise<boolean> {
+    return this.write({ key: this.key(name), body, ttlS, entityIds: [...new Set(shows)], missAt });
   }
 
   /** Drops every cached answer that shows any of these entities. */
