@@ -1,4 +1,7 @@
+import { Writable } from 'node:stream';
 import test from 'ava';
+import { pino } from 'pino';
+import { Meter } from '../src/services/meter.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { runCli, spawnServer } from './helpers/processes.js';
@@ -86,6 +89,28 @@ test.serial('past its capacity the buffer drops the oldest records and says so i
     await world.db.query('alter table if exists usage_away rename to usage');
     await server.stop();
   }
+});
+
+test.serial('an overflowing buffer reports its drops in one log line, not one per dropped record', async (t) => {
+  const lines: { msg: string; dropped?: number; droppedTotal?: number }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  await world.db.query('alter table usage rename to usage_away');
+  const meter = new Meter(world.db, pino({ level: 'info' }, sink), 10);
+  try {
+    for (let i = 0; i < 1_000; i++) meter.record({ kid: 'k', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
+    t.is(meter.health().dropped, 990);
+  } finally {
+    await world.db.query('alter table if exists usage_away rename to usage');
+  }
+  await meter.close();
+  const reports = lines.filter((line) => line.msg === 'usage buffer full: oldest usage records dropped');
+  // The first drop at once, the rest (with their count) when the meter closes.
+  t.deepEqual(reports.map(({ dropped, droppedTotal }) => ({ dropped, droppedTotal })), [{ dropped: 1, droppedTotal: 1 }, { dropped: 989, droppedTotal: 990 }]);
 });
 
 test.serial('each call is metered with its route pattern and status; public routes are not metered', async (t) => {

@@ -11,6 +11,8 @@ export interface MeterHealth {
 const BATCH = 1_000;
 const FLUSH_EVERY_MS = 500;
 const RETRY_MAX_MS = 5_000;
+// Drops are logged at most this often, with their count: an outage must not flood the log too.
+const DROP_REPORT_EVERY_MS = 10_000;
 
 /**
  * Usage records, written to PostgreSQL in batches off the request path. While PostgreSQL is away
@@ -20,6 +22,8 @@ const RETRY_MAX_MS = 5_000;
 export class Meter {
   private buffer: UsageRecord[] = [];
   private dropped = 0;
+  private droppedUnreported = 0;
+  private lastDropReport = -Infinity;
   private lastError: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -59,13 +63,14 @@ export class Meter {
     const deadline = Date.now() + deadlineMs;
     for (;;) {
       await this.flush();
-      if (this.buffer.length === 0) return;
+      if (this.buffer.length === 0) break;
       if (Date.now() > deadline) {
         this.log.error({ lost: this.buffer.length }, 'usage records could not be written before exit');
-        return;
+        break;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+    this.reportDrops(Infinity);
   }
 
   private enforceCapacity(): void {
@@ -73,7 +78,15 @@ export class Meter {
     if (excess <= 0) return;
     this.buffer.splice(0, excess);
     this.dropped += excess;
-    this.log.error({ dropped: excess, droppedTotal: this.dropped }, 'usage buffer full: oldest usage records dropped');
+    this.droppedUnreported += excess;
+    this.reportDrops();
+  }
+
+  private reportDrops(now = Date.now()): void {
+    if (this.droppedUnreported === 0 || now - this.lastDropReport < DROP_REPORT_EVERY_MS) return;
+    this.log.error({ dropped: this.droppedUnreported, droppedTotal: this.dropped }, 'usage buffer full: oldest usage records dropped');
+    this.droppedUnreported = 0;
+    this.lastDropReport = now;
   }
 
   private async writeAll(): Promise<void> {
@@ -101,6 +114,7 @@ export class Meter {
   private schedule(delayMs: number): void {
     this.timer = setTimeout(async () => {
       await this.flush();
+      this.reportDrops();
       if (this.timer === null) return; // closed meanwhile
       const backoff = this.failures === 0 ? FLUSH_EVERY_MS : Math.min(FLUSH_EVERY_MS * 2 ** this.failures, RETRY_MAX_MS);
       this.schedule(backoff);
