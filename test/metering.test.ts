@@ -62,13 +62,13 @@ test.serial('while PostgreSQL refuses the writes, usage waits in memory and is w
   try {
     const { kid, auth } = await newKey(world, 'outage');
     // An outage of the usage table alone: the rest of the service keeps working.
-    await world.db.query('alter table usage rename to usage_away');
+    await world.db.query('alter table usage_batches rename to usage_away');
     for (let i = 0; i < 30; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
     t.true(await eventually(async () => (server.services.meter?.health().lastError ?? null) !== null));
     const health = (await (await fetch(`${server.url}/health`)).json()) as { metering: { pending: number; dropped: number } };
     t.is(health.metering.pending, 30);
     t.is(health.metering.dropped, 0);
-    await world.db.query('alter table usage_away rename to usage');
+    await world.db.query('alter table usage_away rename to usage_batches');
     t.true(await eventually(async () => (await usageCount(kid)) === 30));
   } finally {
     await server.stop();
@@ -79,14 +79,14 @@ test.serial('past its capacity the buffer drops the oldest records and says so i
   const server = await startTestServer(world, { rateLimitMax: 100_000, meteringBufferMax: 10 });
   try {
     const { auth } = await newKey(world, 'overflow');
-    await world.db.query('alter table usage rename to usage_away');
+    await world.db.query('alter table usage_batches rename to usage_away');
     for (let i = 0; i < 15; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
     const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; metering: { pending: number; dropped: number } };
     t.is(health.metering.dropped, 5);
     t.is(health.metering.pending, 10);
     t.is(health.status, 'ok');
   } finally {
-    await world.db.query('alter table if exists usage_away rename to usage');
+    await world.db.query('alter table if exists usage_away rename to usage_batches');
     await server.stop();
   }
 });
@@ -99,13 +99,13 @@ test.serial('an overflowing buffer reports its drops in one log line, not one pe
       done();
     },
   });
-  await world.db.query('alter table usage rename to usage_away');
+  await world.db.query('alter table usage_batches rename to usage_away');
   const meter = new Meter(world.db, pino({ level: 'info' }, sink), 10);
   try {
     for (let i = 0; i < 1_000; i++) meter.record({ kid: 'k', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
     t.is(meter.health().dropped, 990);
   } finally {
-    await world.db.query('alter table if exists usage_away rename to usage');
+    await world.db.query('alter table if exists usage_away rename to usage_batches');
   }
   await meter.close();
   const reports = lines.filter((line) => line.msg === 'usage buffer full: oldest usage records dropped');
@@ -138,13 +138,10 @@ test.serial('each call is metered with its route pattern and status; public rout
 
 test.serial('bookmeta usage reports calls per key, day and route, as a table or JSON', async (t) => {
   const { kid } = await newKey(world, 'report');
-  await world.db.query(
-    `insert into usage (kid, method, route, status, at, latency_ms) values
-       ($1, 'GET', '/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z', 1),
-       ($1, 'GET', '/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z', 1),
-       ($1, 'GET', '/v1/changes', 200, '2026-01-03T10:00:00Z', 1)`,
-    [kid],
-  );
+  const call = (route: string, status: number, at: string) => ({ kid, method: 'GET', route, status, at: Date.parse(at), latencyMs: 1 });
+  // Two batches, the second spanning both days, so that a report by time has to look inside batches.
+  await insertUsage(world.db, [call('/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z')]);
+  await insertUsage(world.db, [call('/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z'), call('/v1/changes', 200, '2026-01-03T10:00:00Z')]);
   const json = await runCli(world.env, ['usage', '--kid', kid, '--json']);
   t.is(json.code, 0, json.stderr);
   t.deepEqual(JSON.parse(json.stdout), [
