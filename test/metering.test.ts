@@ -1,9 +1,14 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
+import { projectPath } from '../src/paths.js';
+import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
+import { createPool } from '../src/stores/postgres/pool.js';
 import { Meter } from '../src/services/meter.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { runCli, spawnServer } from './helpers/processes.js';
 
 let world: TestWorld;
@@ -162,4 +167,35 @@ test.serial('usage rows are written as given, whatever characters the route hold
   await insertUsage(world.db, [{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]);
   const { rows } = await world.db.query('select route, status, at, latency_ms from usage where kid = $1', [kid]);
   t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
+});
+
+test('migrating to batch storage keeps every call recorded before it, to the microsecond', async (t) => {
+  const url = new URL(world.config.databaseUrl);
+  url.pathname = `/bookmeta_m${randomBytes(5).toString('hex')}`;
+  await ensureDatabase(url.toString());
+  const db = createPool(url.toString(), 2);
+  try {
+    // The database as release 003 left it: its migrations applied and recorded as the migrator does.
+    await db.query('create table schema_migrations (version text primary key, applied_at timestamptz not null default now())');
+    for (const file of ['001_catalogue.sql', '002_also_liked.sql', '003_usage_ledger.sql']) {
+      await db.query(await readFile(projectPath('src', 'stores', 'postgres', 'migrations', file), 'utf8'));
+      await db.query('insert into schema_migrations (version) values ($1)', [file]);
+    }
+    const before = [
+      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: new Date('2026-01-02T10:00:00.123Z'), latency_ms: 1.25 },
+      { kid: 'k1', method: 'GET', route: '/v1/changes', status: 429, at: new Date('2026-01-02T12:30:00Z'), latency_ms: 0.5 },
+      { kid: 'k2', method: 'POST', route: '/mcp', status: 200, at: new Date('2026-01-03T01:00:00Z'), latency_ms: 3 },
+    ];
+    for (const row of before) {
+      await db.query('insert into usage (kid, method, route, status, at, latency_ms) values ($1, $2, $3, $4, $5, $6)', Object.values(row));
+    }
+    await db.query(`update usage set at = at + interval '456 microseconds' where route = '/v1/isbn/:isbn'`);
+    t.deepEqual(await migrate(db), ['004_usage_batches.sql']);
+    const { rows } = await db.query('select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at');
+    t.deepEqual(rows.map(({ micros: _, ...row }) => row), before);
+    t.is(rows[0].micros, 123_456);
+  } finally {
+    await db.end();
+    await dropDatabase(url.toString());
+  }
 });

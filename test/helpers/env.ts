@@ -59,12 +59,20 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
         if (keys.length > 0) await redis.del(keys);
       }
       await redis.quit();
-      const admin = new pg.Client({ connectionString: ADMIN_URL });
-      await admin.connect();
-      await admin.query(`drop database if exists ${pg.escapeIdentifier(databaseUrl.pathname.slice(1))} with (force)`);
-      await admin.end();
+      await dropDatabase(databaseUrl.toString());
     },
   };
+}
+
+/** Drops the database the URL names, connections and all. */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${pg.escapeIdentifier(decodeURIComponent(new URL(databaseUrl).pathname.slice(1)))} with (force)`);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** An API server inside the test process, on a free port. */
