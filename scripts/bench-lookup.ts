@@ -46,6 +46,8 @@ try {
     { rounds, roundS, connections },
   )) as [LoadResult, LoadResult, LoadResult];
   const paced = await load({ label: 'cached at half the baseline rate', url: `${metered.url}${hot}`, headers, connections, durationS: roundS * 2, rate: Math.round(baseline.rps / 2) });
+  // Idle servers still cost the machine a little (their timers): only the pair runs during the pairs.
+  await Promise.all([metered.stop(), bare.stop()]);
 
   const meteringCosts: number[] = [];
   const pairResults: LoadResult[] = [];

@@ -70,7 +70,7 @@ export class Meter {
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    this.reportDrops(Infinity);
+    this.reportDrops({ now: true });
   }
 
   private enforceCapacity(): void {
@@ -82,11 +82,13 @@ export class Meter {
     this.reportDrops();
   }
 
-  private reportDrops(now = Date.now()): void {
-    if (this.droppedUnreported === 0 || now - this.lastDropReport < DROP_REPORT_EVERY_MS) return;
+  /** Logs the drops not yet reported, unless the last report is under DROP_REPORT_EVERY_MS old (`now`: regardless). */
+  private reportDrops({ now = false } = {}): void {
+    const at = Date.now();
+    if (this.droppedUnreported === 0 || (!now && at - this.lastDropReport < DROP_REPORT_EVERY_MS)) return;
     this.log.error({ dropped: this.droppedUnreported, droppedTotal: this.dropped }, 'usage buffer full: oldest usage records dropped');
     this.droppedUnreported = 0;
-    this.lastDropReport = now;
+    this.lastDropReport = at;
   }
 
   private async writeAll(): Promise<void> {

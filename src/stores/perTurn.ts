@@ -10,7 +10,7 @@ interface Waiting<R> {
 }
 
 /**
- * Batches calls per turn of the event loop (DataLoader's idea, for Redis round trips): calls made
+ * Batches calls per turn of the event loop (DataLoader's idea, for round trips to Redis and PostgreSQL): calls made
  * while a turn's I/O callbacks run are grouped by key and handed to `run` together once they are
  * done. `run` answers each group with one result per call, in call order; if it fails, every call
  * of the batch fails with its error.

@@ -27,7 +27,7 @@ for a = 1, #ARGV, 4 do
   local fresh = 1
   for i = k + 2, k + 2 * n, 2 do
     local stamp = redis.call('GET', KEYS[i])
-    if stamp and tonumber(stamp) >= read_at then fresh = 0 end
+    if stamp and tonumber(stamp) >= read_at then fresh = 0 break end
   end
   if fresh == 1 then
     redis.call('SET', KEYS[k], body, 'EX', ttl)
