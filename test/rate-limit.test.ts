@@ -73,3 +73,21 @@ test('the window slides: a spent budget refills when Retry-After says', async (t
     await quick.stop();
   }
 });
+
+test('the window slides request by request: only the slots of calls older than the window come back', async (t) => {
+  const quick = await startTestServer(world, { rateLimitMax: 3, rateLimitWindowS: 2 });
+  try {
+    const { auth } = await newKey(world, 'partial');
+    const call = () => fetch(`${quick.url}/v1/isbn/123`, { headers: auth });
+    const statuses = async (count: number) => (await Promise.all(Array.from({ length: count }, call))).map((response) => response.status).sort();
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    t.deepEqual(await statuses(2), [400, 400]);
+    await sleep(1_000);
+    t.deepEqual(await statuses(2), [400, 429]);
+    // The first two calls have left the window, the third has not: two slots are free, not three.
+    await sleep(1_200);
+    t.deepEqual(await statuses(3), [400, 400, 429]);
+  } finally {
+    await quick.stop();
+  }
+});

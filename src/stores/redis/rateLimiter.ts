@@ -10,22 +10,35 @@ export interface RateDecision {
   resetMs: number;
 }
 
-// A sliding-window log: one sorted-set member per request, scored by Redis' own clock so that
-// every API instance shares one budget and one notion of time. Check and add happen in one script,
-// so concurrent requests can never both take the last slot. ARGV[4] requests arrive together: as
-// many as the window still holds are admitted, in order.
+// A sliding-window log: one sorted-set member per admitted batch, `<instance>:<sequence>:<size>`,
+// scored by Redis' own clock so that every API instance shares one budget and one notion of time,
+// and a counter of the requests the log holds. A batch's requests are admitted at one moment, so
+// one member for all of them is exact, and Redis' work per call does not grow with the batch or
+// with the key's limit. Check and add happen in one script, so concurrent requests can never both
+// take the last slot. ARGV[4] requests arrive together: as many as the window still holds are
+// admitted, in order.
 const SLIDING_WINDOW = luaScript(`
-local key, limit, window, member, wanted = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local log, counted = KEYS[1], KEYS[2]
+local limit, window, batch, wanted = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local before = redis.call('ZCARD', key)
-local admitted = math.max(0, math.min(wanted, limit - before))
-for i = 1, admitted do
-  redis.call('ZADD', key, now, member .. ':' .. i)
+local expired = redis.call('ZRANGE', log, '-inf', now - window, 'BYSCORE')
+local before = tonumber(redis.call('GET', counted) or '0')
+if #expired > 0 then
+  for i = 1, #expired do before = before - tonumber(string.match(expired[i], '(%d+)$')) end
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', now - window)
 end
-if admitted > 0 then redis.call('PEXPIRE', key, window) end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+before = math.max(0, before)
+local admitted = math.max(0, math.min(wanted, limit - before))
+-- The log and its counter always expire together: set together on admission, else kept as they are.
+if admitted > 0 then
+  redis.call('ZADD', log, now, batch .. ':' .. admitted)
+  redis.call('PEXPIRE', log, window)
+  redis.call('SET', counted, before + admitted, 'PX', window)
+elseif #expired > 0 then
+  redis.call('SET', counted, before, 'KEEPTTL')
+end
+local oldest = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
 local reset = window
 if oldest[2] then reset = tonumber(oldest[2]) + window - now end
 return {before, admitted, reset}
@@ -52,7 +65,7 @@ export class RateLimiter {
 
   /** Decisions for `count` requests of one key, in arrival order. */
   private async decide(kid: string, count: number): Promise<RateDecision[]> {
-    const [before, admitted, resetMs] = (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate:${kid}`], [
+    const [before, admitted, resetMs] = (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate-log:${kid}`, `${this.prefix}rate-count:${kid}`], [
       String(this.limit),
       String(this.windowS * 1000),
       `${this.instance}:${++this.sequence}`,
