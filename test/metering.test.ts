@@ -5,7 +5,7 @@ import test from 'ava';
 import { pino } from 'pino';
 import { projectPath } from '../src/paths.js';
 import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
-import { createPool } from '../src/stores/postgres/pool.js';
+import { createPool, type Pool } from '../src/stores/postgres/pool.js';
 import { Meter } from '../src/services/meter.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
@@ -118,6 +118,22 @@ test.serial('an overflowing buffer reports its drops in one log line, not one pe
   t.deepEqual(reports.map(({ dropped, droppedTotal }) => ({ dropped, droppedTotal })), [{ dropped: 1, droppedTotal: 1 }, { dropped: 989, droppedTotal: 990 }]);
 });
 
+test.serial('under a steady stream of calls, usage is written in full batches, not a row per few calls', async (t) => {
+  const meter = new Meter(world.db, pino({ level: 'silent' }), 100_000);
+  const kid = `stream${randomBytes(3).toString('hex')}`;
+  const call = () => meter.record({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
+  const rowsOfKid = async () =>
+    (await world.db.query(`select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)`, [kid])).rows[0].n as number;
+  for (let i = 0; i < 1_000; i++) call(); // a full batch: its write starts
+  for (let i = 0; i < 10; i++) call(); // arrive while it is written
+  await meter.flush();
+  t.is(await rowsOfKid(), 1);
+  t.is(meter.health().pending, 10);
+  await meter.close();
+  t.is(await rowsOfKid(), 2);
+  t.is((await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n, 1_010);
+});
+
 test.serial('each call is metered with its route pattern and status; public routes are not metered', async (t) => {
   const server = await startTestServer(world, { rateLimitMax: 3 });
   try {
@@ -169,18 +185,31 @@ test.serial('usage rows are written as given, whatever characters the route hold
   t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
 });
 
-test('migrating to batch storage keeps every call recorded before it, to the microsecond', async (t) => {
+/** A scratch database as the release that ended with `files` left it: applied and recorded as the migrator does. */
+async function databaseAtRelease(files: string[]): Promise<{ db: Pool; drop(): Promise<void> }> {
   const url = new URL(world.config.databaseUrl);
   url.pathname = `/bookmeta_m${randomBytes(5).toString('hex')}`;
   await ensureDatabase(url.toString());
   const db = createPool(url.toString(), 2);
+  await db.query('create table schema_migrations (version text primary key, applied_at timestamptz not null default now())');
+  for (const file of files) {
+    await db.query(await readFile(projectPath('src', 'stores', 'postgres', 'migrations', file), 'utf8'));
+    await db.query('insert into schema_migrations (version) values ($1)', [file]);
+  }
+  return {
+    db,
+    async drop() {
+      await db.end();
+      await dropDatabase(url.toString());
+    },
+  };
+}
+
+const RELEASE_003 = ['001_catalogue.sql', '002_also_liked.sql', '003_usage_ledger.sql'];
+
+test('migrating to batch storage keeps every call recorded before it, to the microsecond', async (t) => {
+  const { db, drop } = await databaseAtRelease(RELEASE_003);
   try {
-    // The database as release 003 left it: its migrations applied and recorded as the migrator does.
-    await db.query('create table schema_migrations (version text primary key, applied_at timestamptz not null default now())');
-    for (const file of ['001_catalogue.sql', '002_also_liked.sql', '003_usage_ledger.sql']) {
-      await db.query(await readFile(projectPath('src', 'stores', 'postgres', 'migrations', file), 'utf8'));
-      await db.query('insert into schema_migrations (version) values ($1)', [file]);
-    }
     const before = [
       { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: new Date('2026-01-02T10:00:00.123Z'), latency_ms: 1.25 },
       { kid: 'k1', method: 'GET', route: '/v1/changes', status: 429, at: new Date('2026-01-02T12:30:00Z'), latency_ms: 0.5 },
@@ -190,12 +219,38 @@ test('migrating to batch storage keeps every call recorded before it, to the mic
       await db.query('insert into usage (kid, method, route, status, at, latency_ms) values ($1, $2, $3, $4, $5, $6)', Object.values(row));
     }
     await db.query(`update usage set at = at + interval '456 microseconds' where route = '/v1/isbn/:isbn'`);
-    t.deepEqual(await migrate(db), ['004_usage_batches.sql']);
+    t.deepEqual(await migrate(db), ['004_usage_batches.sql', '005_usage_groups.sql']);
     const { rows } = await db.query('select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at');
     t.deepEqual(rows.map(({ micros: _, ...row }) => row), before);
     t.is(rows[0].micros, 123_456);
   } finally {
-    await db.end();
-    await dropDatabase(url.toString());
+    await drop();
+  }
+});
+
+test('migrating batches of one object per call to grouped batches keeps every call and its batch bounds', async (t) => {
+  const { db, drop } = await databaseAtRelease([...RELEASE_003, '004_usage_batches.sql']);
+  try {
+    // A batch as release 004 wrote it: one JSON object per call.
+    const calls = [
+      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.parse('2026-01-02T10:00:00.123Z') + 0.456, latencyMs: 1.25 },
+      { kid: 'k2', method: 'POST', route: '/mcp', status: 200, at: Date.parse('2026-01-02T10:00:01Z'), latencyMs: 3 },
+      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.parse('2026-01-02T10:00:02Z'), latencyMs: 0.5 },
+    ];
+    await db.query('insert into usage_batches (first_at, last_at, records) values ($1, $2, $3)', ['2026-01-02T10:00:00.123456Z', '2026-01-02T10:00:02Z', JSON.stringify(calls)]);
+    t.deepEqual(await migrate(db), ['005_usage_groups.sql']);
+    const { rows } = await db.query(
+      `select kid, method, route, status, to_char(at at time zone 'UTC', 'HH24:MI:SS.US') as at, latency_ms, batch_first_at, batch_last_at from usage order by at`,
+    );
+    const bounds = { batch_first_at: new Date('2026-01-02T10:00:00.123Z'), batch_last_at: new Date('2026-01-02T10:00:02Z') };
+    t.deepEqual(rows, [
+      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: '10:00:00.123456', latency_ms: 1.25, ...bounds },
+      { kid: 'k2', method: 'POST', route: '/mcp', status: 200, at: '10:00:01.000000', latency_ms: 3, ...bounds },
+      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: '10:00:02.000000', latency_ms: 0.5, ...bounds },
+    ]);
+    const [{ groups }] = (await db.query('select json_array_length(records) as groups from usage_batches')).rows;
+    t.is(groups, 2);
+  } finally {
+    await drop();
   }
 });

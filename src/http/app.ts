@@ -2,12 +2,11 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
-import { accessLog } from './middleware/accessLog.js';
 import { authenticate } from './middleware/authenticate.js';
 import { renderErrors } from './middleware/errors.js';
-import { meter } from './middleware/meter.js';
 import { prefetchPointCache } from './middleware/pointCache.js';
 import { rateLimit } from './middleware/rateLimit.js';
+import { recordRequests } from './middleware/requestRecords.js';
 import { requestId } from './middleware/requestId.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
@@ -19,13 +18,9 @@ import type { Middleware, RequestState } from './state.js';
 /** Paths that need a key, are metered and draw on the rate budget. */
 const isProtected = (path: string): boolean => path === '/v1' || path.startsWith('/v1/') || path === '/mcp';
 
-/** Authentication, metering, then the rate limit, for protected paths only. */
+/** Authentication, then the rate limit, for protected paths only. */
 function guard(services: Services): Middleware {
-  const steps: Middleware[] = [authenticate(services.authenticator)];
-  if (services.meter) steps.push(meter(services.meter));
-  steps.push(prefetchPointCache(services.pointCache));
-  steps.push(rateLimit(services.rateLimiter, services.log));
-  const guarded = compose(steps);
+  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log)]);
   return (ctx, next) => (isProtected(ctx.path) ? guarded(ctx, next) : next());
 }
 
@@ -44,7 +39,7 @@ export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();
   const router = createRouter(services);
   app.use(requestId());
-  app.use(accessLog(services.log));
+  app.use(recordRequests(services.log, services.meter));
   app.use(renderErrors(services.log));
   app.use(guard(services));
   app.use(router.routes());

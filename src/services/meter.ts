@@ -91,9 +91,15 @@ export class Meter {
     this.lastDropReport = at;
   }
 
+  /**
+   * Writes what is buffered when it starts, not what arrives meanwhile: under load, chasing the
+   * newcomers would write a row of a few dozen calls after every write, at a row's fixed cost each.
+   */
   private async writeAll(): Promise<void> {
-    while (this.buffer.length > 0) {
-      const batch = this.buffer.splice(0, BATCH);
+    let due = this.buffer.length;
+    while (due > 0) {
+      const batch = this.buffer.splice(0, Math.min(BATCH, due));
+      due -= batch.length;
       this.inFlight = batch.length;
       try {
         await insertUsage(this.db, batch);
