@@ -7,6 +7,7 @@ import { projectPath } from '../src/paths.js';
 import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../src/stores/postgres/pool.js';
 import { Meter } from '../src/services/meter.js';
+import { UsageBatch } from '../src/domain/usage.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { runCli, spawnServer } from './helpers/processes.js';
@@ -134,6 +135,20 @@ test.serial('under a steady stream of calls, usage is written in full batches, n
   t.is((await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n, 1_010);
 });
 
+test('a full buffer drops its earliest calls first, whatever group they are in', (t) => {
+  const call = (route: string, at: number) => ({ kid: 'k', method: 'GET', route, status: 200, at, latencyMs: at / 10 });
+  const batch = UsageBatch.of([call('/a', 1), call('/b', 2), call('/a', 3), call('/b', 4), call('/a', 5)]);
+  t.is(batch.dropOldest(3), 3);
+  t.is(batch.size, 2);
+  t.deepEqual(batch.groups(), [
+    { kid: 'k', method: 'GET', route: '/a', status: 200, at: [5], latencyMs: [0.5] },
+    { kid: 'k', method: 'GET', route: '/b', status: 200, at: [4], latencyMs: [0.4] },
+  ]);
+  t.deepEqual(batch.bounds(), { first: 4, last: 5 });
+  t.is(batch.dropOldest(10), 2);
+  t.is(batch.size, 0);
+});
+
 test.serial('each call is metered with its route pattern and status; public routes are not metered', async (t) => {
   const server = await startTestServer(world, { rateLimitMax: 3 });
   try {
@@ -161,8 +176,8 @@ test.serial('bookmeta usage reports calls per key, day and route, as a table or 
   const { kid } = await newKey(world, 'report');
   const call = (route: string, status: number, at: string) => ({ kid, method: 'GET', route, status, at: Date.parse(at), latencyMs: 1 });
   // Two batches, the second spanning both days, so that a report by time has to look inside batches.
-  await insertUsage(world.db, [call('/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z')]);
-  await insertUsage(world.db, [call('/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z'), call('/v1/changes', 200, '2026-01-03T10:00:00Z')]);
+  await insertUsage(world.db, UsageBatch.of([call('/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z')]));
+  await insertUsage(world.db, UsageBatch.of([call('/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z'), call('/v1/changes', 200, '2026-01-03T10:00:00Z')]));
   const json = await runCli(world.env, ['usage', '--kid', kid, '--json']);
   t.is(json.code, 0, json.stderr);
   t.deepEqual(JSON.parse(json.stdout), [
@@ -180,7 +195,7 @@ test.serial('usage rows are written as given, whatever characters the route hold
   const { kid } = await newKey(world, 'copy');
   // A path that matched no route is metered as it came: the batch must carry any character intact.
   const route = '/v1/odd\\path\twith\ttabs\nand\r\nbreaks \\N';
-  await insertUsage(world.db, [{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]);
+  await insertUsage(world.db, UsageBatch.of([{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]));
   const { rows } = await world.db.query('select route, status, at, latency_ms from usage where kid = $1', [kid]);
   t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
 });

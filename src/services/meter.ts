@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Queryable } from '../stores/postgres/pool.js';
-import { insertUsage, type UsageRecord } from '../stores/postgres/usage.js';
+import { UsageBatch, type UsageRecord } from '../domain/usage.js';
+import { insertUsage } from '../stores/postgres/usage.js';
 
 export interface MeterHealth {
   pending: number;
@@ -20,7 +21,9 @@ const DROP_REPORT_EVERY_MS = 10_000;
  * writes whatever is left before the process exits.
  */
 export class Meter {
-  private buffer: UsageRecord[] = [];
+  /** Oldest first; the last one is open and takes new calls. */
+  private batches: UsageBatch[] = [new UsageBatch()];
+  private buffered = 0;
   private dropped = 0;
   private droppedUnreported = 0;
   private lastDropReport = -Infinity;
@@ -39,13 +42,17 @@ export class Meter {
   }
 
   record(record: UsageRecord): void {
-    this.buffer.push(record);
+    const open = this.batches.at(-1)!;
+    open.add(record);
+    this.buffered += 1;
     this.enforceCapacity();
-    if (this.buffer.length >= BATCH && this.failures === 0) void this.flush();
+    if (open.size < BATCH) return;
+    this.batches.push(new UsageBatch());
+    if (this.failures === 0) void this.flush();
   }
 
   health(): MeterHealth {
-    return { pending: this.buffer.length + this.inFlight, dropped: this.dropped, lastError: this.lastError };
+    return { pending: this.buffered + this.inFlight, dropped: this.dropped, lastError: this.lastError };
   }
 
   /** Writes everything buffered now. Concurrent callers share one flush. */
@@ -63,9 +70,9 @@ export class Meter {
     const deadline = Date.now() + deadlineMs;
     for (;;) {
       await this.flush();
-      if (this.buffer.length === 0) break;
+      if (this.buffered === 0) break;
       if (Date.now() > deadline) {
-        this.log.error({ lost: this.buffer.length }, 'usage records could not be written before exit');
+        this.log.error({ lost: this.buffered }, 'usage records could not be written before exit');
         break;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -74,11 +81,16 @@ export class Meter {
   }
 
   private enforceCapacity(): void {
-    const excess = this.buffer.length + this.inFlight - this.capacity;
+    let excess = this.buffered + this.inFlight - this.capacity;
     if (excess <= 0) return;
-    this.buffer.splice(0, excess);
-    this.dropped += excess;
-    this.droppedUnreported += excess;
+    while (excess > 0 && this.buffered > 0) {
+      const dropped = this.batches[0]!.dropOldest(excess);
+      if (this.batches[0]!.size === 0 && this.batches.length > 1) this.batches.shift();
+      this.buffered -= dropped;
+      excess -= dropped;
+      this.dropped += dropped;
+      this.droppedUnreported += dropped;
+    }
     this.reportDrops();
   }
 
@@ -96,21 +108,22 @@ export class Meter {
    * newcomers would write a row of a few dozen calls after every write, at a row's fixed cost each.
    */
   private async writeAll(): Promise<void> {
-    let due = this.buffer.length;
-    while (due > 0) {
-      const batch = this.buffer.splice(0, Math.min(BATCH, due));
-      due -= batch.length;
-      this.inFlight = batch.length;
+    if (this.batches.at(-1)!.size > 0) this.batches.push(new UsageBatch());
+    for (let due = this.batches.length - 1; due > 0; due--) {
+      const batch = this.batches.shift()!;
+      this.buffered -= batch.size;
+      this.inFlight = batch.size;
       try {
         await insertUsage(this.db, batch);
         this.failures = 0;
         this.lastError = null;
       } catch (error) {
         // Back to the front, ahead of anything recorded meanwhile.
-        this.buffer.unshift(...batch);
+        this.batches.unshift(batch);
+        this.buffered += batch.size;
         this.failures += 1;
         this.lastError = error instanceof Error ? error.message : String(error);
-        this.log.warn({ pending: this.buffer.length, err: this.lastError }, 'usage write failed; records kept for retry');
+        this.log.warn({ pending: this.buffered, err: this.lastError }, 'usage write failed; records kept for retry');
         return;
       } finally {
         this.inFlight = 0;

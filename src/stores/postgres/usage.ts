@@ -1,48 +1,17 @@
+import type { UsageBatch } from '../../domain/usage.js';
 import type { Queryable } from './pool.js';
-
-export interface UsageRecord {
-  kid: string;
-  method: string;
-  route: string;
-  status: number;
-  /** Milliseconds since the epoch, to the microsecond: cheap to take, and orders one process' calls. */
-  at: number;
-  latencyMs: number;
-}
-
-/** The calls of one batch that share kid, method, route and status (see migration 005). */
-interface UsageGroup {
-  kid: string;
-  method: string;
-  route: string;
-  status: number;
-  at: number[];
-  latencyMs: number[];
-}
 
 /**
  * Writes one batch as one row (see migrations 004 and 005): its calls grouped by what they repeat,
- * as one JSON value. About a third of a microsecond a call to serialise here, as much for PostgreSQL
- * to take in.
+ * as one JSON value.
  */
-export async function insertUsage(db: Queryable, records: readonly UsageRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  let first = Infinity;
-  let last = -Infinity;
-  const groups = new Map<string, UsageGroup>();
-  for (const { kid, method, route, status, at, latencyMs } of records) {
-    first = Math.min(first, at);
-    last = Math.max(last, at);
-    const key = `${status} ${method} ${kid} ${route}`;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = { kid, method, route, status, at: [], latencyMs: [] }));
-    group.at.push(at);
-    group.latencyMs.push(latencyMs);
-  }
+export async function insertUsage(db: Queryable, batch: UsageBatch): Promise<void> {
+  if (batch.size === 0) return;
+  const { first, last } = batch.bounds();
   await db.query({
     name: 'insert-usage',
     text: 'insert into usage_batches (first_at, last_at, records) values (to_timestamp($1 / 1000.0), to_timestamp($2 / 1000.0), $3::json)',
-    values: [first, last, JSON.stringify([...groups.values()])],
+    values: [first, last, JSON.stringify(batch.groups())],
   });
 }
 

@@ -65,7 +65,8 @@ export class RateLimiter {
 
   /** Decisions for `count` requests of one key, in arrival order. */
   private async decide(kid: string, count: number): Promise<RateDecision[]> {
-    const [before, admitted, resetMs] = (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate-log:${kid}`, `${this.prefix}rate-count:${kid}`], [
+    // Both keys carry the kid as a hash tag, so a Redis Cluster keeps them on one node for the script.
+    const [before, admitted, resetMs] = (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate:{${kid}}:log`, `${this.prefix}rate:{${kid}}:count`], [
       String(this.limit),
       String(this.windowS * 1000),
       `${this.instance}:${++this.sequence}`,
