@@ -3,7 +3,7 @@
 // change in the machine's load during the run weighs on all of them alike.
 // Metering's cost is measured on fresh pairs of servers, metered and not: two processes of the same
 // build differ by up to 20 % on this machine from one start to the next, more than the cost itself.
-// Run: node --import tsx scripts/bench-lookup.ts [--seconds 20] [--rounds 5] [--connections 16] [--pairs 3]
+// Run: node --import tsx scripts/bench-lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
 import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, startBareKoa } from './lib/bench.js';
 import { alternate, formatLoad, load, type LoadResult } from './lib/load.js';
@@ -11,10 +11,10 @@ import { percentile } from './lib/percentile.js';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '20' },
-    rounds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '24' },
+    rounds: { type: 'string', default: '6' },
     connections: { type: 'string', default: '16' },
-    pairs: { type: 'string', default: '3' },
+    pairs: { type: 'string', default: '5' },
   },
 });
 const rounds = Number(values.rounds);

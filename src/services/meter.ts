@@ -29,7 +29,8 @@ export class Meter {
   private lastDropReport = -Infinity;
   private lastError: string | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
+  private writing: Promise<void> | null = null;
+  private queuedWrite: Promise<void> | null = null;
   private failures = 0;
   private inFlight = 0;
 
@@ -48,19 +49,17 @@ export class Meter {
     this.enforceCapacity();
     if (open.size < BATCH) return;
     this.batches.push(new UsageBatch());
-    if (this.failures === 0) void this.flush();
+    if (this.failures === 0) void this.writeSealed();
   }
 
   health(): MeterHealth {
     return { pending: this.buffered + this.inFlight, dropped: this.dropped, lastError: this.lastError };
   }
 
-  /** Writes everything buffered now. Concurrent callers share one flush. */
+  /** Writes everything buffered now. */
   flush(): Promise<void> {
-    this.flushing ??= this.writeAll().finally(() => {
-      this.flushing = null;
-    });
-    return this.flushing;
+    if (this.batches.at(-1)!.size > 0) this.batches.push(new UsageBatch());
+    return this.writeSealed();
   }
 
   /** Stops the timer and writes what is left, retrying until `deadlineMs` has passed. */
@@ -104,11 +103,25 @@ export class Meter {
   }
 
   /**
-   * Writes what is buffered when it starts, not what arrives meanwhile: under load, chasing the
-   * newcomers would write a row of a few dozen calls after every write, at a row's fixed cost each.
+   * Writes the batches sealed so far; callers share the write in flight, or else one more queued
+   * behind it. Only full batches are sealed between flushes, so under load every row holds a full
+   * batch: a write never chases the calls that arrive while it runs.
    */
-  private async writeAll(): Promise<void> {
-    if (this.batches.at(-1)!.size > 0) this.batches.push(new UsageBatch());
+  private writeSealed(): Promise<void> {
+    if (!this.writing) {
+      this.writing = this.writeBatches().finally(() => {
+        this.writing = null;
+      });
+      return this.writing;
+    }
+    this.queuedWrite ??= this.writing.then(() => {
+      this.queuedWrite = null;
+      return this.writeSealed();
+    });
+    return this.queuedWrite;
+  }
+
+  private async writeBatches(): Promise<void> {
     for (let due = this.batches.length - 1; due > 0; due--) {
       const batch = this.batches.shift()!;
       this.buffered -= batch.size;
