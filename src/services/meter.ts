@@ -122,7 +122,8 @@ export class Meter {
   }
 
   private async writeBatches(): Promise<void> {
-    for (let due = this.batches.length - 1; due > 0; due--) {
+    // Never the open batch, which takes new calls, even if drops emptied sealed ones meanwhile.
+    for (let due = this.batches.length - 1; due > 0 && this.batches.length > 1; due--) {
       const batch = this.batches.shift()!;
       this.buffered -= batch.size;
       this.inFlight = batch.size;
