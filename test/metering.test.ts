@@ -7,7 +7,7 @@ import { projectPath } from '../src/paths.js';
 import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../src/stores/postgres/pool.js';
 import { Meter } from '../src/services/meter.js';
-import { UsageBatch } from '../src/domain/usage.js';
+import { UsageBatch, type UsageRecord } from '../src/domain/usage.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { runCli, spawnServer } from './helpers/processes.js';
@@ -20,6 +20,9 @@ test.after.always(() => world?.destroy());
 
 const usageCount = async (kid: string): Promise<number> =>
   (await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n as number;
+
+/** An ISBN lookup by `kid`, answered now, as the server records it. */
+const isbnCall = (kid: string): UsageRecord => ({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
 
 async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -108,7 +111,7 @@ test.serial('an overflowing buffer reports its drops in one log line, not one pe
   await world.db.query('alter table usage_batches rename to usage_away');
   const meter = new Meter(world.db, pino({ level: 'info' }, sink), 10);
   try {
-    for (let i = 0; i < 1_000; i++) meter.record({ kid: 'k', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
+    for (let i = 0; i < 1_000; i++) meter.record(isbnCall('k'));
     t.is(meter.health().dropped, 990);
   } finally {
     await world.db.query('alter table if exists usage_away rename to usage_batches');
@@ -124,13 +127,13 @@ test.serial('under a steady stream of calls, usage is written in full batches, n
   const kid = `stream${randomBytes(3).toString('hex')}`;
   // As in a server: a few calls per turn of the event loop, so writes run while calls keep coming.
   for (let i = 1; i <= 3_000; i++) {
-    meter.record({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
+    meter.record(isbnCall(kid));
     if (i % 16 === 0) await new Promise(setImmediate);
   }
   await meter.close();
-  const count = async (sql: string) => (await world.db.query(sql, [kid])).rows[0].n as number;
-  t.is(await count('select count(*)::int as n from usage where kid = $1'), 3_000);
-  const batches = await count('select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)');
+  t.is(await usageCount(kid), 3_000);
+  const { rows } = await world.db.query('select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)', [kid]);
+  const batches = rows[0].n as number;
   // Three full batches, and at most one more sealed early by the 500 ms timer.
   t.true(batches <= 4, `${batches} batches`);
 });
@@ -138,11 +141,10 @@ test.serial('under a steady stream of calls, usage is written in full batches, n
 test.serial('a flush asked for while a write is under way still writes every call recorded before it', async (t) => {
   const meter = new Meter(world.db, pino({ level: 'silent' }), 100_000);
   const kid = `during${randomBytes(3).toString('hex')}`;
-  const call = () => meter.record({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
-  for (let i = 0; i < 1_000; i++) call(); // a full batch: its write starts
-  for (let i = 0; i < 5; i++) call();
+  for (let i = 0; i < 1_000; i++) meter.record(isbnCall(kid)); // a full batch: its write starts
+  for (let i = 0; i < 5; i++) meter.record(isbnCall(kid));
   await meter.flush();
-  t.is((await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n, 1_005);
+  t.is(await usageCount(kid), 1_005);
   t.is(meter.health().pending, 0);
   await meter.close();
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { loadConfig } from '../src/config.js';
-import { connectRedis, type Redis } from '../src/stores/redis/client.js';
+import { connectRedis, deleteKeysUnder, type Redis } from '../src/stores/redis/client.js';
 import { ResponseCache } from '../src/stores/redis/responseCache.js';
 
 const prefix = `test:cache${randomBytes(4).toString('hex')}:`;
@@ -14,7 +14,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await redis.del(keys);
+  await deleteKeysUnder(redis, prefix);
   await redis.quit();
 });
 

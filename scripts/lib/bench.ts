@@ -9,7 +9,7 @@ import { goodbooks } from '../../loader/import/goodbooks.js';
 import { importCatalogue } from '../../loader/import/importer.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { connectRedis } from '../../src/stores/redis/client.js';
+import { connectRedis, deleteKeysUnder } from '../../src/stores/redis/client.js';
 import { projectPath } from '../../src/paths.js';
 import { generateCatalogue } from '../generate-catalogue.js';
 import { issueApiKey } from '../../src/services/apiKeys.js';
@@ -112,7 +112,7 @@ export function benchRedisPrefix(name: string): { prefix: string; drop(): Promis
     prefix,
     async drop() {
       const redis = await connectRedis(loadConfig().redisUrl);
-      for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await redis.del(keys);
+      await deleteKeysUnder(redis, prefix);
       await redis.quit();
     },
   };

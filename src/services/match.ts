@@ -71,11 +71,11 @@ export function parseMatchRequest(body: unknown): MatchProbe {
 }
 
 /** The live book with this ISBN, following a merge to the survivor. */
-export async function bookWithIsbn({ db, reads }: Pick<SearchServices, 'db' | 'reads'>, isbn13: string): Promise<BookRecord | null> {
+export async function bookWithIsbn({ reads }: Pick<SearchServices, 'reads'>, isbn13: string): Promise<BookRecord | null> {
   const lookup = await reads.bookByIsbn13(isbn13);
-  if (lookup === null) return null;
-  if ('found' in lookup) return lookup.found;
-  return (await booksByIds(db, [lookup.mergedInto]))[0] ?? null;
+  // A merged row names its final survivor, so one more point read reaches a live book.
+  const live = lookup && 'mergedInto' in lookup ? await reads.book(lookup.mergedInto) : lookup;
+  return live && 'found' in live ? live.found : null;
 }
 
 /** The candidates from the ISBN's book and the titles found, assessed, the best edition of each work, best first. */

@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { issueApiKey } from '../../src/services/apiKeys.js';
 import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../../src/stores/postgres/pool.js';
-import { connectRedis, type Redis } from '../../src/stores/redis/client.js';
+import { connectRedis, deleteKeysUnder, type Redis } from '../../src/stores/redis/client.js';
 import { ResponseCache } from '../../src/stores/redis/responseCache.js';
 
 /**
@@ -55,9 +55,7 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
     cache: new ResponseCache(redis, config.redisPrefix),
     async destroy() {
       await db.end();
-      for await (const keys of redis.scanIterator({ MATCH: `${config.redisPrefix}*`, COUNT: 1000 })) {
-        if (keys.length > 0) await redis.del(keys);
-      }
+      await deleteKeysUnder(redis, config.redisPrefix);
       await redis.quit();
       await dropDatabase(databaseUrl.toString());
     },

@@ -16,6 +16,11 @@ export async function connectRedis(url: string): Promise<Redis> {
   return client;
 }
 
+/** Deletes every key under `prefix` (a test's or a benchmark's own), a page of keys at a time. */
+export async function deleteKeysUnder(redis: Redis, prefix: string): Promise<void> {
+  for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await redis.del(keys);
+}
+
 export interface LuaScript {
   source: string;
   sha: string;
