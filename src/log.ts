@@ -1,9 +1,9 @@
 import { pino, type Logger } from 'pino';
+import { ChunkedDestination } from './logDestination.js';
 
 export type { Logger };
 
-// A chunked logger writes in chunks of this many bytes, or after FLUSH_EVERY_MS at the latest.
-const CHUNK_BYTES = 4096;
+// A chunked logger writes a line FLUSH_EVERY_MS after it was logged at the latest.
 const FLUSH_EVERY_MS = 200;
 
 /**
@@ -13,7 +13,7 @@ const FLUSH_EVERY_MS = 200;
  * system call.
  */
 export function createLogger(level: string, { chunked = false } = {}): Logger {
-  const destination = chunked ? pino.destination({ dest: 2, sync: false, minLength: CHUNK_BYTES }) : pino.destination({ dest: 2, sync: true });
+  const destination = chunked ? new ChunkedDestination(2) : pino.destination({ dest: 2, sync: true });
   if (chunked) {
     setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
     // Whatever is still buffered when the process ends normally is written then.
@@ -28,4 +28,34 @@ export function createLogger(level: string, { chunked = false } = {}): Logger {
     },
     destination,
   );
+}
+
+/** The fields of the line every request gets. */
+export interface RequestLogEntry {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  kid: string | undefined;
+}
+
+/**
+ * Writes the request line of `log` in pino's own format (its level, time and bindings), without
+ * pino's generic serializer: the fields are few and of known types. The line costs 0.9 µs
+ * against pino's 1.5 (scripts/bench-log.ts), and a cached lookup serves 7 % more requests.
+ */
+export function requestLogger(log: Logger): (entry: RequestLogEntry) => void {
+  // pino.symbols is pino's published way to reach a logger's stream and serialized bindings.
+  const internals = log as unknown as Record<symbol, unknown>;
+  const destination = internals[pino.symbols.streamSym] as { write(line: string): void };
+  const bindings = internals[pino.symbols.chindingsSym] as string;
+  const head = `{"level":${log.levels.values.info}`;
+  return ({ requestId, method, path, status, ms, kid }) => {
+    if (!log.isLevelEnabled('info')) return;
+    const kidField = kid === undefined ? '' : `,"kid":${JSON.stringify(kid)}`;
+    destination.write(
+      `${head},"time":${Date.now()}${bindings},"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms}${kidField},"msg":"request"}\n`,
+    );
+  };
 }

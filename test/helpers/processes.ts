@@ -33,6 +33,8 @@ export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResul
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** Every line the server has written to stderr so far (its log). */
+  log: string[];
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
 }
@@ -44,16 +46,19 @@ export function spawnServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
     cwd: projectPath(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const log: string[] = [];
+  // Exit is reported once stderr is read to its end, so `log` then holds every line.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stderr! });
     const timer = setTimeout(() => reject(new Error('server did not start within 30 s')), 30_000);
     lines.on('line', (line) => {
+      log.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === 'listening' && entry.url) {
           clearTimeout(timer);
-          resolve({ url: entry.url, child, exited });
+          resolve({ url: entry.url, child, log, exited });
         }
       } catch {
         // not a log line

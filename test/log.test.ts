@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { pino } from 'pino';
+import { requestLogger, type RequestLogEntry } from '../src/log.js';
+import { ChunkedDestination } from '../src/logDestination.js';
+import { projectPath } from '../src/paths.js';
+import { createWorld, newKey, type TestWorld } from './helpers/env.js';
+import { spawnServer } from './helpers/processes.js';
+
+let world: TestWorld;
+test.before(async () => {
+  world = await createWorld();
+});
+test.after.always(() => world?.destroy());
+
+/** Lines of every shape a log holds: short, non-ASCII, and one far longer than a chunk. */
+const sampleLines = (): string[] =>
+  Array.from({ length: 3_000 }, (_, index) => {
+    if (index === 1_500) return `${'long '.repeat(12_000)}\n`;
+    return `line ${index} ${index % 7 === 0 ? 'Brontë ☃ 𝄞 ' : ''}${'x'.repeat(index % 300)}\n`;
+  });
+
+test('the request line is the one pino would write, for any path and with or without a kid', (t) => {
+  const written: string[] = [];
+  const log = pino({ name: 'bookmeta' }, { write: (line: string) => written.push(line) });
+  const entries: RequestLogEntry[] = [
+    { requestId: 'abc-1', method: 'GET', path: '/v1/isbn/9780306406157', status: 200, ms: 0.4, kid: 'k1a2b3c4d5e6' },
+    { requestId: 'abc-2', method: 'POST', path: '/v1/"quoted"\\back/Brontë/☃', status: 404, ms: 12.5, kid: undefined },
+  ];
+  const logRequest = requestLogger(log);
+  for (const entry of entries) {
+    logRequest(entry);
+    log.info({ ...entry }, 'request');
+  }
+  t.is(written.length, 4);
+  const withoutTime = (line: string) => ({ ...(JSON.parse(line) as object), time: 0 });
+  for (let index = 0; index < written.length; index += 2) {
+    t.true(written[index]!.endsWith('\n'));
+    t.deepEqual(withoutTime(written[index]!), withoutTime(written[index + 1]!));
+  }
+  t.false('kid' in (JSON.parse(written[2]!) as object), 'an absent kid is left out, as pino leaves out undefined');
+});
+
+test('no request line is written when the level is above info', (t) => {
+  const written: string[] = [];
+  requestLogger(pino({ level: 'warn' }, { write: (line: string) => written.push(line) }))({ requestId: 'r', method: 'GET', path: '/', status: 200, ms: 1, kid: undefined });
+  t.deepEqual(written, []);
+});
+
+test('the chunked destination writes every line whole and in order, including one longer than a chunk', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bookmeta-log-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'log');
+  const fd = openSync(file, 'w');
+  const destination = new ChunkedDestination(fd);
+  const lines = sampleLines();
+  for (const line of lines) destination.write(line);
+  destination.flush();
+  const expected = lines.join('');
+  const deadline = Date.now() + 5_000;
+  let content = '';
+  while (Date.now() < deadline && content.length < expected.length) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    content = await readFile(file, 'utf8');
+  }
+  closeSync(fd);
+  t.is(content, expected);
+});
+
+test('a reader that stops reading for a while loses no line: writes wait while the pipe is full', async (t) => {
+  // The child writes to a non-blocking pipe (touching process.stdout makes it one) that this
+  // process leaves unread at first, so its writes meet a full pipe.
+  const script = `
+    import { ChunkedDestination } from ${JSON.stringify(projectPath('src', 'logDestination.ts'))};
+    void process.stdout;
+    const destination = new ChunkedDestination(1);
+    for (let i = 0; i < 20000; i++) destination.write('line ' + i + ' ' + 'x'.repeat(i % 100) + '\\n');
+    destination.flush();
+    setTimeout(() => {}, 3000);
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.pause();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  let received = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  child.stdout.resume();
+  await new Promise((resolve) => child.on('close', resolve));
+  const lines = received.split('\n').filter(Boolean);
+  t.is(lines.length, 20_000);
+  t.true(lines.every((line, index) => line === `line ${index} ${'x'.repeat(index % 100)}`));
+});
+
+test('a served request leaves a JSON line with its request id, route, status and kid, and the secret nowhere, even when the server stops at once', async (t) => {
+  const { kid, key, auth } = await newKey(world, 'log');
+  const server = await spawnServer(world.env);
+  const response = await fetch(`${server.url}/v1/isbn/9780306406157`, { headers: { ...auth, 'X-Request-Id': 'log-test-1' } });
+  t.is(response.status, 404);
+  server.child.kill('SIGTERM');
+  t.is(await server.exited, 0);
+
+  const requestLines = server.log.filter((line) => line.includes('"log-test-1"'));
+  t.is(requestLines.length, 1);
+  const entry = JSON.parse(requestLines[0]!) as Record<string, unknown>;
+  t.like(entry, { level: 30, name: 'bookmeta', pid: server.child.pid, msg: 'request', requestId: 'log-test-1', method: 'GET', path: '/v1/isbn/9780306406157', status: 404, kid });
+  t.is(typeof entry.ms, 'number');
+  t.false(server.log.join('\n').includes(key.split('_')[3]!), 'the secret never reaches the log');
+});
