@@ -24,6 +24,12 @@ const sampleLines = (): string[] =>
     return `line ${index} ${index % 7 === 0 ? 'Brontë ☃ 𝄞 ' : ''}${'x'.repeat(index % 300)}\n`;
   });
 
+/** Runs `body` in a child process whose stdout is a non-blocking pipe (touching process.stdout makes it one). */
+function childWriting(body: string) {
+  const script = `import { ChunkedDestination } from ${JSON.stringify(projectPath('src', 'logDestination.ts'))};\nvoid process.stdout;\n${body}`;
+  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
 test('the request line is the one pino would write, for any path and with or without a kid', (t) => {
   const written: string[] = [];
   const log = pino({ name: 'bookmeta' }, { write: (line: string) => written.push(line) });
@@ -72,17 +78,13 @@ test('the chunked destination writes every line whole and in order, including on
 });
 
 test('a reader that stops reading for a while loses no line: writes wait while the pipe is full', async (t) => {
-  // The child writes to a non-blocking pipe (touching process.stdout makes it one) that this
-  // process leaves unread at first, so its writes meet a full pipe.
-  const script = `
-    import { ChunkedDestination } from ${JSON.stringify(projectPath('src', 'logDestination.ts'))};
-    void process.stdout;
+  // The child's pipe is left unread at first, so its writes meet a full pipe.
+  const child = childWriting(`
     const destination = new ChunkedDestination(1);
     for (let i = 0; i < 20000; i++) destination.write('line ' + i + ' ' + 'x'.repeat(i % 100) + '\\n');
     destination.flush();
     setTimeout(() => {}, 3000);
-  `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  `);
   child.stdout.pause();
   await new Promise((resolve) => setTimeout(resolve, 500));
   let received = '';
@@ -92,6 +94,48 @@ test('a reader that stops reading for a while loses no line: writes wait while t
   const lines = received.split('\n').filter(Boolean);
   t.is(lines.length, 20_000);
   t.true(lines.every((line, index) => line === `line ${index} ${'x'.repeat(index % 100)}`));
+});
+
+test('a reader that never catches up costs bounded memory: later lines are dropped and counted in a line of their own', async (t) => {
+  // 2,000 lines of 100 bytes against a bound of 64 KB, while nobody reads: most must be dropped.
+  const child = childWriting(`
+    const destination = new ChunkedDestination(1, 64 * 1024);
+    for (let i = 0; i < 2000; i++) destination.write('line ' + String(i).padStart(4, '0') + ' ' + 'x'.repeat(89) + '\\n');
+    destination.flush();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    destination.write('after the stall\\n');
+    destination.flush();
+    setTimeout(() => {}, 500);
+  `);
+  child.stdout.pause();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  let received = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  child.stdout.resume();
+  await new Promise((resolve) => child.on('close', resolve));
+  const lines = received.split('\n').filter(Boolean);
+  const kept = lines.filter((line) => line.startsWith('line '));
+  t.true(kept.length > 0 && kept.length < 2_000);
+  t.true(kept.every((line, index) => line.startsWith(`line ${String(index).padStart(4, '0')} `)), 'the earliest lines are the ones kept, in order');
+  const report = JSON.parse(lines.at(-2)!) as { level: number; dropped: number };
+  t.is(report.level, 40);
+  t.is(report.dropped, 2_000 - kept.length);
+  t.is(lines.at(-1), 'after the stall');
+});
+
+test('the last flush at exit gives up on a pipe nobody reads instead of holding the process', async (t) => {
+  const child = childWriting(`
+    const destination = new ChunkedDestination(1);
+    for (let i = 0; i < 20000; i++) destination.write('x'.repeat(99) + '\\n');
+    destination.flushSync();
+    process.exit(0);
+  `);
+  child.stdout.pause(); // never read
+  const started = Date.now();
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  t.is(code, 0);
+  t.true(Date.now() - started < 10_000);
+  child.stdout.destroy();
 });
 
 test('a served request leaves a JSON line with its request id, route, status and kid, and the secret nowhere, even when the server stops at once', async (t) => {

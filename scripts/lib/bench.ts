@@ -74,6 +74,8 @@ export interface BenchServer {
 export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'stdout' | 'stderr', ready: (line: string) => string | null): Promise<BenchServer> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  // The other stream is drained unread: a full pipe would stall a process that writes to it.
+  child[stream === 'stdout' ? 'stderr' : 'stdout']!.resume();
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child[stream]! });
     lines.on('line', (line) => {
@@ -101,8 +103,15 @@ export function startApi(env: NodeJS.ProcessEnv): Promise<BenchServer> {
   });
 }
 
+const printedPort = (line: string): string | null => (/^\d+$/.test(line) ? `http://127.0.0.1:${line}` : null);
+
 export function startBareKoa(body: string): Promise<BenchServer> {
-  return startProcess(['scripts/bench/bareKoa.ts'], { ...process.env, BARE_BODY: body }, 'stdout', (line) => (/^\d+$/.test(line) ? `http://127.0.0.1:${line}` : null));
+  return startProcess(['scripts/bench/bareKoa.ts'], { ...process.env, BARE_BODY: body }, 'stdout', printedPort);
+}
+
+/** The cached lookup's parts in one middleware (scripts/bench/partsOnly.ts), with the given settings. */
+export function startPartsOnly(env: NodeJS.ProcessEnv): Promise<BenchServer> {
+  return startProcess(['scripts/bench/partsOnly.ts'], { ...process.env, LOG_LEVEL: 'info', ...env }, 'stdout', printedPort);
 }
 
 /** A Redis prefix of this run's own (answers cached by an earlier run would show its catalogue), and its removal. */
