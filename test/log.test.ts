@@ -30,6 +30,17 @@ function childWriting(body: string) {
   return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
+/** The lines a child writes to stdout, read only from `stallMs` after its start, once it has ended. */
+async function linesReadAfter(child: ReturnType<typeof childWriting>, stallMs: number): Promise<string[]> {
+  child.stdout.pause();
+  await new Promise((resolve) => setTimeout(resolve, stallMs));
+  let received = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  child.stdout.resume();
+  await new Promise((resolve) => child.on('close', resolve));
+  return received.split('\n').filter(Boolean);
+}
+
 test('the request line is the one pino would write, for any path and with or without a kid', (t) => {
   const written: string[] = [];
   const log = pino({ name: 'bookmeta' }, { write: (line: string) => written.push(line) });
@@ -85,13 +96,7 @@ test('a reader that stops reading for a while loses no line: writes wait while t
     destination.flush();
     setTimeout(() => {}, 3000);
   `);
-  child.stdout.pause();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  let received = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  child.stdout.resume();
-  await new Promise((resolve) => child.on('close', resolve));
-  const lines = received.split('\n').filter(Boolean);
+  const lines = await linesReadAfter(child, 500);
   t.is(lines.length, 20_000);
   t.true(lines.every((line, index) => line === `line ${index} ${'x'.repeat(index % 100)}`));
 });
@@ -107,13 +112,7 @@ test('a reader that never catches up costs bounded memory: later lines are dropp
     destination.flush();
     setTimeout(() => {}, 500);
   `);
-  child.stdout.pause();
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  let received = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  child.stdout.resume();
-  await new Promise((resolve) => child.on('close', resolve));
-  const lines = received.split('\n').filter(Boolean);
+  const lines = await linesReadAfter(child, 1_000);
   const kept = lines.filter((line) => line.startsWith('line '));
   t.true(kept.length > 0 && kept.length < 2_000);
   t.true(kept.every((line, index) => line.startsWith(`line ${String(index).padStart(4, '0')} `)), 'the earliest lines are the ones kept, in order');
