@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type LoggerOptions } from 'pino';
 import { ChunkedDestination } from './logDestination.js';
 
 export type { Logger };
@@ -19,16 +19,16 @@ export function createLogger(level: string, { chunked = false } = {}): Logger {
     // Whatever is still buffered when the process ends normally is written then.
     process.once('exit', () => destination.flushSync());
   }
-  return pino(
-    {
-      name: 'bookmeta',
-      level,
-      // Belt and braces: no secret may reach a log line even if someone logs a raw request.
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret'], censor: '[redacted]' },
-    },
-    destination,
-  );
+  return pino(loggerOptions(level), destination);
 }
+
+/** What every logger of the project is, wherever it writes. */
+export const loggerOptions = (level: string): LoggerOptions => ({
+  name: 'bookmeta',
+  level,
+  // Belt and braces: no secret may reach a log line even if someone logs a raw request.
+  redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret'], censor: '[redacted]' },
+});
 
 /** The fields of the line every request gets. */
 export interface RequestLogEntry {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { pino } from 'pino';
-import { requestLogger, type RequestLogEntry } from '../src/log.js';
+import { loggerOptions, requestLogger, type RequestLogEntry } from '../src/log.js';
 import { ChunkedDestination } from '../src/logDestination.js';
 import { projectPath } from '../src/paths.js';
 import { createWorld, newKey, type TestWorld } from './helpers/env.js';
@@ -43,7 +43,7 @@ async function linesReadAfter(child: ReturnType<typeof childWriting>, stallMs: n
 
 test('the request line is the one pino would write, for any path and with or without a kid', (t) => {
   const written: string[] = [];
-  const log = pino({ name: 'bookmeta' }, { write: (line: string) => written.push(line) });
+  const log = pino(loggerOptions('info'), { write: (line: string) => written.push(line) });
   const entries: RequestLogEntry[] = [
     { requestId: 'abc-1', method: 'GET', path: '/v1/isbn/9780306406157', status: 200, ms: 0.4, kid: 'k1a2b3c4d5e6' },
     { requestId: 'abc-2', method: 'POST', path: '/v1/"quoted"\\back/Brontë/☃', status: 404, ms: 12.5, kid: undefined },
@@ -64,7 +64,7 @@ test('the request line is the one pino would write, for any path and with or wit
 
 test('no request line is written when the level is above info', (t) => {
   const written: string[] = [];
-  requestLogger(pino({ level: 'warn' }, { write: (line: string) => written.push(line) }))({ requestId: 'r', method: 'GET', path: '/', status: 200, ms: 1, kid: undefined });
+  requestLogger(pino(loggerOptions('warn'), { write: (line: string) => written.push(line) }))({ requestId: 'r', method: 'GET', path: '/', status: 200, ms: 1, kid: undefined });
   t.deepEqual(written, []);
 });
 

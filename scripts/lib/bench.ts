@@ -109,7 +109,7 @@ export function startBareKoa(body: string): Promise<BenchServer> {
   return startProcess(['scripts/bench/bareKoa.ts'], { ...process.env, BARE_BODY: body }, 'stdout', printedPort);
 }
 
-/** The cached lookup's parts in one middleware (scripts/bench/partsOnly.ts), with the given settings. */
+/** The cached lookup's own middlewares alone (scripts/bench/partsOnly.ts), with the given settings. */
 export function startPartsOnly(env: NodeJS.ProcessEnv): Promise<BenchServer> {
   return startProcess(['scripts/bench/partsOnly.ts'], { ...process.env, LOG_LEVEL: 'info', ...env }, 'stdout', printedPort);
 }

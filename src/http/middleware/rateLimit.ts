@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { RateDecision, RateLimiter } from '../../stores/redis/rateLimiter.js';
+import type { RateLimiter } from '../../stores/redis/rateLimiter.js';
 import type { Middleware } from '../state.js';
 
 /**
@@ -17,7 +17,12 @@ export const rateLimit = (limiter: RateLimiter, log: Logger): Middleware => asyn
     return next();
   }
   const resetS = Math.ceil(decision.resetMs / 1000);
-  ctx.set(rateLimitHeaders(decision, limiter.windowS));
+  ctx.set({
+    'RateLimit-Limit': String(decision.limit),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(resetS),
+    'RateLimit-Policy': `${decision.limit};w=${limiter.windowS}`,
+  });
   if (!decision.allowed) {
     throw new ApiError(429, 'rate_limited', `rate limit exceeded: ${decision.limit} requests per ${limiter.windowS} seconds; retry in ${resetS} s`, {
       'Retry-After': String(Math.max(1, resetS)),
@@ -25,11 +30,3 @@ export const rateLimit = (limiter: RateLimiter, log: Logger): Middleware => asyn
   }
   await next();
 };
-
-/** The RateLimit-* headers of a decision, on every /v1 response. */
-export const rateLimitHeaders = (decision: RateDecision, windowS: number): Record<string, string> => ({
-  'RateLimit-Limit': String(decision.limit),
-  'RateLimit-Remaining': String(decision.remaining),
-  'RateLimit-Reset': String(Math.ceil(decision.resetMs / 1000)),
-  'RateLimit-Policy': `${decision.limit};w=${windowS}`,
-});
