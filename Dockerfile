@@ -3,7 +3,6 @@ FROM node:20-slim
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY loader ./loader
 COPY mappings ./mappings
 COPY data ./data
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev

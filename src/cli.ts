@@ -11,17 +11,17 @@ import { usageReport } from './stores/postgres/usage.js';
 import { formatTable } from './table.js';
 import { connectRedis } from './stores/redis/client.js';
 import { ResponseCache } from './stores/redis/responseCache.js';
-import { bookCrossing } from '../loader/import/bookCrossing.js';
-import { goodbooks } from '../loader/import/goodbooks.js';
-import { importCatalogue, type CatalogueSource } from '../loader/import/importer.js';
-import { formatImportReport } from '../loader/import/report.js';
+import { bookCrossing } from './loader/import/bookCrossing.js';
+import { goodbooks } from './loader/import/goodbooks.js';
+import { importCatalogue, type CatalogueSource } from './loader/import/importer.js';
+import { formatImportReport } from './loader/import/report.js';
 import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
 import { merge } from './services/merge.js';
 import { createElastic, indexAliases } from './stores/elasticsearch/client.js';
-import { importRatings } from '../loader/import/ratings.js';
-import { reindex, type ReindexTarget } from '../loader/index/reindex.js';
-import { ensureAliases, follow, syncOnce, type LoaderDeps } from '../loader/index/sync.js';
-import { formatLoaderStatus, loaderStatus } from '../loader/index/status.js';
+import { importRatings } from './loader/import/ratings.js';
+import { reindex, type ReindexTarget } from './loader/index/reindex.js';
+import { ensureAliases, follow, syncOnce, type LoaderDeps } from './loader/index/sync.js';
+import { formatLoaderStatus, loaderStatus } from './loader/index/status.js';
 
 /** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
 

@@ -13,7 +13,7 @@ const isAgain = (error: unknown): boolean => (error as NodeJS.ErrnoException | n
  * The API server's log destination: each line is encoded straight into a chunk buffer, and full
  * chunks are written in order, one at a time, without blocking the event loop. pino's own async
  * destination measures and concatenates every line as a string first: a line through pino cost
- * 3.7 µs with it and 1.5 with this one (scripts/bench-log.ts), and a cached lookup 4 % of its time.
+ * 3.7 µs with it and 1.5 with this one (scripts/bench/log.ts), and a cached lookup 4 % of its time.
  *
  * If the reader falls behind (a stalled log shipper), at most `maxWaitingBytes` wait in memory:
  * later lines are dropped, and a line saying how many follows once the log moves again.

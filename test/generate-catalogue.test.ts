@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { parse } from 'csv-parse/sync';
 
-import { generateCatalogue, GOODBOOKS_HEADER } from '../scripts/generate-catalogue.js';
+import { generateCatalogue, GOODBOOKS_HEADER } from '../scripts/dev/generate-catalogue.js';
 import { parseIsbn, recoverGoodbooksIsbn } from '../src/domain/isbn.js';
 import { splitAuthorList } from '../src/domain/names.js';
 import { splitTitle } from '../src/domain/titles.js';
@@ -193,7 +193,7 @@ test('a count that is not a non-negative integer is refused', async (t) => {
 test('run as a script, it writes the same catalogue to stdout', async (t) => {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', 'scripts/generate-catalogue.ts', '--count', '50', '--seed', '9'],
+    ['--import', 'tsx', 'scripts/dev/generate-catalogue.ts', '--count', '50', '--seed', '9'],
     { encoding: 'utf8' },
   );
   t.is(stdout, await catalogueText(50, 9));

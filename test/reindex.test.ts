@@ -3,14 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { authorKey } from '../src/domain/names.js';
-import { aliasTargets, strayIndices } from '../src/stores/elasticsearch/indices.js';
+import { aliasTargets, strayIndices } from '../src/loader/stores/elasticsearch/indices.js';
 import { recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
 import { projectPath } from '../src/paths.js';
-import { reindex } from '../loader/index/reindex.js';
-import { syncOnce } from '../loader/index/sync.js';
-import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
+import { reindex } from '../src/loader/index/reindex.js';
+import { syncOnce } from '../src/loader/index/sync.js';
+import { createProgress, formatDuration, progressLine } from '../src/loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 

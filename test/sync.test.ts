@@ -3,12 +3,12 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { projectPath } from '../src/paths.js';
-import { BulkWriter } from '../src/stores/elasticsearch/bulk.js';
-import { readCheckpoint } from '../src/stores/postgres/checkpoints.js';
+import { BulkWriter } from '../src/loader/stores/elasticsearch/bulk.js';
+import { readCheckpoint } from '../src/loader/stores/postgres/checkpoints.js';
 import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
-import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../loader/index/sync.js';
+import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../src/loader/index/sync.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 

@@ -43,7 +43,7 @@ export interface Assessment {
 }
 
 /**
- * At or above this confidence the best candidate is the match. Tuned with scripts/eval-match.ts:
+ * At or above this confidence the best candidate is the match. Tuned with scripts/eval/match.ts:
  * lower, books that are not in the catalogue get matched to a namesake (mostly when only a short
  * title is given); higher, messy records of books that are stop matching.
  */

@@ -1,0 +1,88 @@
+// Throughput of ISBN lookups through the whole middleware chain, against a bare Koa route that
+// answers the same bytes, on this machine in one run. The kinds alternate in short rounds, so a
+// change in the machine's load during the run weighs on all of them alike.
+// A fourth server runs only the middlewares a cached lookup passes through, composed alone
+// (scripts/bench/partsOnly.ts): what is left without the router, error rendering and path guard.
+// Metering's cost is measured on fresh pairs of servers, metered and not: two processes of the same
+// build differ by up to 20 % on this machine from one start to the next, more than the cost itself.
+// Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
+import { parseArgs } from 'node:util';
+import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
+import { alternate, formatLoad, load, type LoadResult } from './lib/load.js';
+import { percentile } from '../lib/percentile.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '24' },
+    rounds: { type: 'string', default: '6' },
+    connections: { type: 'string', default: '16' },
+    pairs: { type: 'string', default: '5' },
+  },
+});
+const rounds = Number(values.rounds);
+const roundS = Number(values.seconds) / rounds;
+const connections = Number(values.connections);
+const pairs = Number(values.pairs);
+
+const database = await benchDatabase('bookmeta_bench_lookup');
+await importSampleBooks(database.db);
+const headers = await benchKey(database.db);
+const { rows } = await database.db.query<{ isbn_13: string }>('select isbn_13 from books where isbn_13 is not null order by popularity desc');
+const isbns = rows.map((row) => row.isbn_13);
+const hot = `/v1/isbn/${isbns[0]}`;
+
+const redis = benchRedisPrefix('bench-lookup');
+const env = { DATABASE_URL: database.url, RATE_LIMIT_MAX: '1000000000', REDIS_PREFIX: redis.prefix };
+const metered = await startApi(env);
+const bare = await startBareKoa(await (await fetch(`${metered.url}${hot}`, { headers })).text());
+const partsOnly = await startPartsOnly(env);
+
+try {
+  let n = 0;
+  const [baseline, cached, middlewaresAlone, uncached] = (await alternate(
+    [
+      { label: 'bare Koa route (baseline)', url: `${bare.url}${hot}` },
+      { label: 'cached lookup (HIT)', url: `${metered.url}${hot}`, headers },
+      { label: 'cached, its middlewares alone', url: `${partsOnly.url}${hot}`, headers },
+      // A new URL per request (the cache key is the URL): every request misses and reads PostgreSQL.
+      { label: 'uncached lookup (MISS)', url: `${metered.url}${hot}`, headers, nextPath: () => `/v1/isbn/${isbns[n++ % isbns.length]}?miss=${n}` },
+    ],
+    { rounds, roundS, connections },
+  )) as [LoadResult, LoadResult, LoadResult, LoadResult];
+  const paced = await load({ label: 'cached at half the baseline rate', url: `${metered.url}${hot}`, headers, connections, durationS: roundS * 2, rate: Math.round(baseline.rps / 2) });
+  // Idle servers still cost the machine a little (their timers): only the pair runs during the pairs.
+  await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
+
+  const meteringCosts: number[] = [];
+  const pairResults: LoadResult[] = [];
+  for (let pair = 1; pair <= pairs; pair++) {
+    const [on, off] = await Promise.all([startApi(env), startApi({ ...env, METERING: 'off' })]);
+    try {
+      const [withMeter, without] = (await alternate(
+        [
+          { label: `pair ${pair}: cached, metering on`, url: `${on.url}${hot}`, headers },
+          { label: `pair ${pair}: cached, metering off`, url: `${off.url}${hot}`, headers },
+        ],
+        { rounds, roundS, connections },
+      )) as [LoadResult, LoadResult];
+      meteringCosts.push(1 - withMeter.rps / without.rps);
+      pairResults.push(withMeter, without);
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  }
+  const percent = (cost: number) => `${(cost * 100).toFixed(1)} %`;
+
+  console.log(`${rounds} alternating rounds of ${roundS} s each, ${connections} connections`);
+  for (const result of [baseline, cached, middlewaresAlone, uncached, paced, ...pairResults]) console.log(formatLoad(result));
+  console.log('');
+  console.log(`cached / baseline:            ${(cached.rps / baseline.rps).toFixed(2)}  (target >= 0.50)`);
+  console.log(`middlewares alone / baseline: ${(middlewaresAlone.rps / baseline.rps).toFixed(2)}  (without router, error rendering, guard)`);
+  console.log(`cached p99 at half baseline:  ${paced.p99.toFixed(1)} ms  (target < 10 ms)`);
+  console.log(`uncached / baseline:          ${(uncached.rps / baseline.rps).toFixed(2)}  (target >= 0.25)`);
+  if (pairs > 0) console.log(`metering cost on cached:      ${percent(percentile(meteringCosts, 50))}  (target <= 5 %; median of ${pairs} pairs: ${meteringCosts.map(percent).join(', ')})`);
+} finally {
+  await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
+  await database.drop();
+  await redis.drop();
+}

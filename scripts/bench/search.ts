@@ -1,0 +1,155 @@
+// Latency of book search and match at scale: p50/p95/p99 of the service functions the routes call
+// (Elasticsearch query, then the records from PostgreSQL), one call at a time, short cache off.
+//
+//   node --import tsx scripts/bench/search.ts [--count 1000000] [--seed 42] [--queries 400] [--work-dir /var/tmp/bookmeta-bench]
+//
+// The catalogue: N generated books (scripts/dev/generate-catalogue.ts) in the database
+// bookmeta_bench_<N>_<seed>, the one scripts/bench/reindex.ts builds (generated and imported here when
+// missing), indexed into `bench-search-<N>-books` on ELASTICSEARCH_URL (built when missing).
+// Queries come from random books of the catalogue: two title words, a whole title, a title word and
+// a surname, a word with a typo, an author's name, an ISBN; match records are titles with a typo,
+// case or article changed, with the author surname first, some with an ISBN.
+// Targets at 1,000,000 books on one node: search p95 under 50 ms, match p95 under 100 ms.
+
+import { parseArgs } from 'node:util';
+import { Client } from '@elastic/elasticsearch';
+import { reindex } from '../../src/loader/index/reindex.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { buildServices, closeServices } from '../../src/services/build.js';
+import { matchBook } from '../../src/services/match.js';
+import { searchBooks } from '../../src/services/search.js';
+import { indexAliases } from '../../src/stores/elasticsearch/client.js';
+import { createPool } from '../../src/stores/postgres/pool.js';
+import { Random } from '../dev/generate-catalogue.js';
+import { generatedCatalogueDatabase } from '../lib/bench.js';
+import { percentile } from '../lib/percentile.js';
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '1000000' },
+    seed: { type: 'string', default: '42' },
+    queries: { type: 'string', default: '400' },
+    'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
+  },
+});
+const count = Number(values.count);
+const seed = Number(values.seed);
+const rng = new Random(seed);
+const random = (): number => rng.next();
+const pick = <T>(items: readonly T[]): T => rng.pick(items);
+const say = (text: string) => process.stderr.write(`bench-search: ${text}\n`);
+const log = createLogger('warn');
+
+const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
+databaseUrl.pathname = `/bookmeta_bench_${count}_${seed}`;
+const config: Config = {
+  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${count}-`, REDIS_PREFIX: 'bench-search:' }),
+  shortCacheTtlS: 0,
+  meteringEnabled: false,
+};
+
+/** The generated catalogue in PostgreSQL: reused when a previous run (or scripts/bench/reindex.ts) left it. */
+function prepareDatabase(): Promise<void> {
+  return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
+}
+
+async function prepareIndex(): Promise<void> {
+  // Patient: a node busy merging segments may take longer than the API's 30 s to accept a bulk request.
+  const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
+  const aliases = indexAliases(config.indexPrefix);
+  try {
+    if (await elastic.indices.existsAlias({ name: aliases.books })) return;
+    say(`indexing into ${aliases.books} on ${config.elasticsearchUrl}`);
+    const db = createPool(config.databaseUrl, 4);
+    try {
+      await reindex({ db, es: elastic, aliases, log }, 'books', { progress: true });
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await elastic.close();
+  }
+}
+
+interface SampleBook {
+  title: string;
+  isbn_13: string | null;
+  authors: string[];
+}
+
+const words = (text: string): string[] => text.split(/\s+/).filter((word) => /^\p{L}{3,}$/u.test(word));
+const surname = (name: string): string => name.split(' ').at(-1) ?? name;
+
+function typo(word: string): string {
+  const at = 1 + Math.floor(random() * (word.length - 1));
+  return word.slice(0, at) + word.slice(at + 1);
+}
+
+function searchQuery(book: SampleBook): string {
+  const titleWords = words(book.title);
+  const author = book.authors[0] ?? 'Smith';
+  const choices: (() => string)[] = [
+    () => titleWords.slice(0, 2).join(' ') || book.title,
+    () => book.title,
+    () => `${pick(titleWords.length > 0 ? titleWords : [book.title])} ${surname(author)}`,
+    () => (titleWords.length > 0 ? book.title.replace(titleWords[0]!, typo(titleWords[0]!)) : book.title),
+    () => author,
+    () => book.isbn_13 ?? book.title,
+  ];
+  return pick(choices)();
+}
+
+function matchRecord(book: SampleBook): Record<string, unknown> {
+  const titleWords = words(book.title);
+  const author = book.authors[0];
+  const title = pick([
+    () => book.title.toLowerCase(),
+    () => (titleWords.length > 0 ? book.title.replace(titleWords.at(-1)!, typo(titleWords.at(-1)!)) : book.title),
+    () => book.title.replace(/^(The|A|An) /, ''),
+  ])();
+  const record: Record<string, unknown> = { title };
+  if (author) record.author = random() < 0.5 ? `${surname(author)}, ${author.split(' ').slice(0, -1).join(' ')}` : author;
+  if (book.isbn_13 && random() < 0.2) record.isbn = book.isbn_13;
+  return record;
+}
+
+async function timed(calls: (() => Promise<unknown>)[]): Promise<number[]> {
+  const latencies: number[] = [];
+  for (const call of calls) {
+    const started = performance.now();
+    await call();
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+const summary = (label: string, latencies: number[], target: number): string =>
+  `${label.padEnd(7)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms  (target p95 < ${target} ms)`;
+
+async function main(): Promise<void> {
+  await prepareDatabase();
+  await prepareIndex();
+  const services = await buildServices(config, log);
+  try {
+    const { rows: books } = await services.db.query<SampleBook>(
+      `select b.title, b.isbn_13, coalesce((select array_agg(a.name order by ba.position) from book_authors ba join authors a on a.id = ba.author_id where ba.book_id = b.id), '{}') as authors
+         from books b tablesample system (1) repeatable ($1) where b.merged_into is null limit $2`,
+      [seed, Number(values.queries)],
+    );
+    const searches = books.map((book) => searchQuery(book));
+    const records = books.map((book) => matchRecord(book));
+    const { count: indexed } = await services.elastic.count({ index: services.indices.books });
+    say(`${indexed} books indexed; warming up`);
+    await timed(searches.slice(0, 50).map((q) => () => searchBooks(services, { q: `${q} warm` })));
+    const search = await timed(searches.map((q) => () => searchBooks(services, { q })));
+    const match = await timed(records.map((record) => () => matchBook(services, record)));
+    console.log(`search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`);
+    console.log(summary('search', search, 50));
+    console.log(summary('match', match, 100));
+  } finally {
+    await closeServices(services);
+  }
+}
+
+await main();

@@ -1,0 +1,618 @@
+// A synthetic catalogue in the goodbooks-10k books.csv format, for scale tests of importers,
+// indexing and search. Deterministic for a seed, streamed with back-pressure in constant memory.
+//
+//   node --import tsx scripts/dev/generate-catalogue.ts --count 1000000 --seed 42 [--out FILE]
+
+import { createWriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { isbn10To13 } from '../../src/domain/isbn.js';
+
+/** The header of goodbooks-10k books.csv, in its column order. */
+export const GOODBOOKS_HEADER = [
+  'book_id',
+  'goodreads_book_id',
+  'best_book_id',
+  'work_id',
+  'books_count',
+  'isbn',
+  'isbn13',
+  'authors',
+  'original_publication_year',
+  'original_title',
+  'title',
+  'language_code',
+  'average_rating',
+  'ratings_count',
+  'work_ratings_count',
+  'work_text_reviews_count',
+  'ratings_1',
+  'ratings_2',
+  'ratings_3',
+  'ratings_4',
+  'ratings_5',
+  'image_url',
+  'small_image_url',
+] as const;
+
+export interface CatalogueOptions {
+  /** How many books (rows after the header). */
+  count: number;
+  /** Any integer; the same seed always gives the same bytes. */
+  seed: number;
+}
+
+export interface CatalogueSummary {
+  rows: number;
+  bytes: number;
+}
+
+// Ids are drawn without repetition from spaces this large, which bounds the row count.
+const ID_SPACE = 100_000_000;
+const ISBN_BODY_SPACE = 1_000_000_000; // the nine digits before an ISBN-10 check digit
+export const MAX_COUNT = ID_SPACE;
+
+const CHUNK_CHARACTERS = 1 << 16; // rows are written in chunks of about 64 KiB
+
+/**
+ * Writes the header and `options.count` rows to `writable`, waiting whenever it asks to drain.
+ * The stream is left open: whoever opened it ends it.
+ */
+export async function generateCatalogue(options: CatalogueOptions, writable: Writable): Promise<CatalogueSummary> {
+  const { count, seed } = options;
+  if (!Number.isSafeInteger(count) || count < 0 || count > MAX_COUNT) {
+    throw new RangeError(`count must be an integer from 0 to ${MAX_COUNT}, got ${count}`);
+  }
+  if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+
+  // A write after the stream failed would be lost silently; remember the failure and stop.
+  let failure: unknown = null;
+  const onError = (error: unknown): void => {
+    failure ??= error;
+  };
+  writable.on('error', onError);
+  let bytes = 0;
+  const write = async (text: string): Promise<void> => {
+    if (failure !== null) throw failure;
+    bytes += Buffer.byteLength(text);
+    if (!writable.write(text)) await drained(writable);
+  };
+
+  try {
+    const catalogue = new Catalogue(count, seed);
+    let chunk = GOODBOOKS_HEADER.join(',') + '\n';
+    for (let index = 0; index < count; index++) {
+      chunk += catalogue.row(index);
+      if (chunk.length >= CHUNK_CHARACTERS) {
+        await write(chunk);
+        chunk = '';
+      }
+    }
+    await write(chunk);
+    if (failure !== null) throw failure;
+  } finally {
+    writable.off('error', onError);
+  }
+  return { rows: count, bytes };
+}
+
+/** Waits for 'drain'; fails if the stream errors or closes first, so a dead output cannot hang the generator. */
+function drained(writable: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stopListening = (): void => {
+      writable.off('drain', onDrain);
+      writable.off('error', onError);
+      writable.off('close', onClose);
+    };
+    const onDrain = (): void => {
+      stopListening();
+      resolve();
+    };
+    const onError = (error: Error): void => {
+      stopListening();
+      reject(error);
+    };
+    const onClose = (): void => {
+      stopListening();
+      reject(writable.errored ?? new Error('the output closed before the catalogue was complete'));
+    };
+    writable.on('drain', onDrain).on('error', onError).on('close', onClose);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+/** Everything that stays fixed across rows: the random stream, id permutations, author pool. */
+class Catalogue {
+  private readonly random: Random;
+  private readonly goodreadsIds: AffinePermutation;
+  private readonly workIds: AffinePermutation;
+  private readonly isbnBodies: AffinePermutation;
+  private readonly authors: AuthorPool;
+
+  constructor(count: number, seed: number) {
+    this.random = new Random(hash32(seed, 0));
+    this.goodreadsIds = new AffinePermutation(ID_SPACE, seed, 1);
+    this.workIds = new AffinePermutation(ID_SPACE, seed, 2);
+    this.isbnBodies = new AffinePermutation(ISBN_BODY_SPACE, seed, 3);
+    // Half as many authors as books: as in goodbooks, about half the authors have a single book,
+    // while the busiest writes about half a percent of all books (James Patterson: 1%).
+    this.authors = new AuthorPool(Math.max(50, Math.ceil(count / 2)), seed);
+  }
+
+  /** One CSV line, newline included. Rows must be asked for in order: ids advance with each call. */
+  row(index: number): string {
+    const random = this.random;
+    const goodreadsId = 1 + this.goodreadsIds.next();
+    const bestBookId = random.next() < 0.975 ? goodreadsId : 1 + random.below(ID_SPACE);
+    const workId = 1 + this.workIds.next();
+    const isbn10 = isbn10FromBody(this.isbnBodies.next());
+
+    const authorRanks = this.authorRanksOfBook();
+    const mainAuthor = authorRanks[0] ?? 0;
+    const authors = authorRanks.map((rank) => this.authors.name(rank));
+    const title = bookTitle(random, this.authors.surname(mainAuthor));
+    const inSeries = random.next() < 0.3;
+    const series = inSeries ? seriesSuffix(random, this.authors.seriesName(mainAuthor, random.next() < 0.8 ? 0 : 1)) : '';
+    const originalTitle = random.next() < 0.06 ? '' : title;
+    const year = random.next() < 0.002 ? '' : `${2025 - Math.floor(176 * random.next() ** 3)}.0`;
+
+    const ratings = ratingsOfBook(random);
+    const booksCount = Math.min(3500, 1 + Math.floor(2 * random.next() * Math.sqrt(ratings.total / 50)));
+    const ratingsCount = Math.round(ratings.total * (0.85 + 0.15 * random.next()));
+    const textReviewsCount = Math.round(ratings.total * (0.01 + 0.07 * random.next()));
+    const [imageUrl, smallImageUrl] = coverUrls(random, goodreadsId);
+
+    return (
+      `${index + 1},${goodreadsId},${bestBookId},${workId},${booksCount},${isbn10},${isbn10To13(isbn10)},` +
+      `${csvField(authors.join(', '))},${year},${csvField(originalTitle)},${csvField(title + series)},` +
+      `${random.pick(LANGUAGES)},${formatRating(ratings.average)},${ratingsCount},${ratings.total},${textReviewsCount},` +
+      `${ratings.counts.join(',')},${imageUrl},${smallImageUrl}\n`
+    );
+  }
+
+  /** One to three distinct authors: the first by popularity, co-authors, illustrators and translators from anywhere. */
+  private authorRanksOfBook(): number[] {
+    const random = this.random;
+    const ranks = [this.authors.popularRank(random.next())];
+    const contributors = random.next() < 0.8 ? 0 : random.next() < 0.75 ? 1 : 2;
+    for (let i = 0; i < contributors; i++) {
+      const rank = random.below(this.authors.size);
+      if (!ranks.includes(rank)) ranks.push(rank);
+    }
+    return ranks;
+  }
+}
+
+/** A field quoted when it must be (RFC 4180): commas, quotes or line breaks; quotes doubled. */
+function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** As goodbooks writes it (a Python float): "4.34", "4.1", "4.0". */
+function formatRating(average: number): string {
+  const fixed = average.toFixed(2);
+  return fixed.endsWith('0') ? fixed.slice(0, -1) : fixed;
+}
+
+// The check digit is computed here rather than taken from src/domain/isbn.ts, whose exports are
+// fixed; the tests check every generated ISBN with parseIsbn, so the two cannot drift apart unseen.
+function isbn10FromBody(body: number): string {
+  const digits = String(body).padStart(9, '0');
+  let sum = 0;
+  for (let i = 0; i < 9; i++) sum += (10 - i) * (digits.charCodeAt(i) - 48);
+  const check = (11 - (sum % 11)) % 11;
+  return digits + (check === 10 ? 'X' : String(check));
+}
+
+const NO_PHOTO_URL = 'https://s.gr-assets.com/assets/nophoto/book/111x148-bcc042a9c91a29c1d680899eff700a03.png';
+const NO_PHOTO_SMALL_URL = 'https://s.gr-assets.com/assets/nophoto/book/50x75-a91bf249278a81aabab721ef782c4a74.png';
+
+/** A third of goodbooks rows have Goodreads' "no photo" image; the rest a timestamped cover. */
+function coverUrls(random: Random, goodreadsId: number): [string, string] {
+  if (random.next() < 0.33) return [NO_PHOTO_URL, NO_PHOTO_SMALL_URL];
+  const uploaded = 1_150_000_000 + random.below(360_000_000);
+  const base = `https://images.gr-assets.com/books/${uploaded}`;
+  return [`${base}m/${goodreadsId}.jpg`, `${base}s/${goodreadsId}.jpg`];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ratings
+
+interface Ratings {
+  total: number;
+  /** One-star to five-star counts, summing to `total`. */
+  counts: number[];
+  /** Computed from the counts, as in goodbooks, so the row is self-consistent. */
+  average: number;
+}
+
+/**
+ * Popularity is heavy-tailed (Pareto, α = 1.1): most books have a few hundred ratings, a few
+ * millions. The star shares come from a typical Goodreads shape tilted towards a drawn mean.
+ */
+function ratingsOfBook(random: Random): Ratings {
+  const total = Math.min(5_000_000, Math.floor(100 / (1 - random.next()) ** (1 / 1.1)));
+  const bell = random.next() + random.next() + random.next() - 1.5; // Irwin–Hall: bell-shaped on [-1.5, 1.5]
+  const mean = Math.min(MAX_MEAN, Math.max(MIN_MEAN, 3.85 + 0.8 * bell));
+  const shares = STAR_SHARES_BY_MEAN[Math.round((mean - MIN_MEAN) * 100)] ?? TYPICAL_STAR_SHARES;
+
+  // Largest remainder rounding: floors first, then the missing few go to the largest fractions.
+  const counts = [0, 0, 0, 0, 0];
+  const remainders = [0, 0, 0, 0, 0];
+  let missing = total;
+  for (let star = 0; star < 5; star++) {
+    const exact = (shares[star] ?? 0) * total;
+    counts[star] = Math.floor(exact);
+    remainders[star] = exact - Math.floor(exact);
+    missing -= Math.floor(exact);
+  }
+  for (; missing > 0; missing--) {
+    let largest = 0;
+    for (let star = 1; star < 5; star++) if ((remainders[star] ?? 0) > (remainders[largest] ?? 0)) largest = star;
+    counts[largest] = (counts[largest] ?? 0) + 1;
+    remainders[largest] = -1;
+  }
+
+  let starSum = 0;
+  for (let star = 0; star < 5; star++) starSum += (star + 1) * (counts[star] ?? 0);
+  return { total, counts, average: starSum / total };
+}
+
+// Means stay inside 2.6–4.7 so that the average of rounded counts stays inside 2.5–4.8.
+const MIN_MEAN = 2.6;
+const MAX_MEAN = 4.7;
+const TYPICAL_STAR_SHARES = [0.03, 0.06, 0.2, 0.35, 0.36];
+
+/** Star shares for each mean from MIN_MEAN to MAX_MEAN in steps of 0.01, computed once. */
+const STAR_SHARES_BY_MEAN: number[][] = Array.from({ length: Math.round((MAX_MEAN - MIN_MEAN) * 100) + 1 }, (_, step) =>
+  tiltedShares(MIN_MEAN + step / 100),
+);
+
+/** The typical shares reweighted by e^(t·stars), with t found by bisection so the mean comes out right. */
+function tiltedShares(mean: number): number[] {
+  const tilt = (t: number): number[] => {
+    const weights = TYPICAL_STAR_SHARES.map((share, star) => share * Math.exp(t * (star + 1)));
+    const sum = weights.reduce((a, b) => a + b, 0);
+    return weights.map((weight) => weight / sum);
+  };
+  const meanOf = (shares: number[]): number => shares.reduce((sum, share, star) => sum + share * (star + 1), 0);
+  let low = -20;
+  let high = 20;
+  for (let i = 0; i < 60; i++) {
+    const middle = (low + high) / 2;
+    if (meanOf(tilt(middle)) < mean) low = middle;
+    else high = middle;
+  }
+  return tilt((low + high) / 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authors
+
+/**
+ * Authors ranked by popularity; each rank's name is a pure function of seed and rank, so the pool
+ * costs no memory. Books pick a rank Zipf–Mandelbrot-like, P(rank) ∝ 1 / (rank + 50): a few
+ * authors write thousands of books in a million, most write one or two.
+ */
+class AuthorPool {
+  private static readonly FLATTENING = 50;
+
+  // Re-seeded for every draw about one author: a name is a pure function of seed and rank.
+  private readonly random = new Random(0);
+
+  constructor(
+    readonly size: number,
+    private readonly seed: number,
+  ) {}
+
+  /** A rank for a uniform draw `u`, by inverting the continuous form of the distribution. */
+  popularRank(u: number): number {
+    const q = AuthorPool.FLATTENING;
+    const rank = Math.floor(q * ((this.size + q) / q) ** u - q);
+    return Math.min(this.size - 1, Math.max(0, rank));
+  }
+
+  name(rank: number): string {
+    const last = this.surname(rank); // first: it re-seeds the same scratch stream
+    const random = this.random.reseed(hash32(this.seed, 1_000_003 + rank));
+    const first = random.pick(FIRST_NAMES);
+    const style = random.next();
+    if (style < 0.07) return `${initials(random, 2 + random.below(2))} ${last}`; // "J.R.R. Tolkien"
+    if (style < 0.19) return `${first} ${initials(random, 1)} ${last}`; // "Stephen R. Donaldson"
+    if (style < 0.24) return `${first} ${random.pick(PARTICLES)} ${last}`; // "Antoine de Saint-Exupéry"
+    if (style < 0.29) return `${first} ${random.pick(SURNAMES)}-${last}`;
+    return `${first} ${last}`;
+  }
+
+  /** A third from a list of common surnames; the rest built from parts, so that a large pool rarely repeats a name. */
+  surname(rank: number): string {
+    const random = this.random.reseed(hash32(this.seed, 2_000_003 + rank));
+    if (random.next() < 0.35) return random.pick(SURNAMES);
+    const middle = random.next() < 0.5 ? '' : random.pick(SURNAME_MIDDLES);
+    return random.pick(SURNAME_STARTS) + middle + random.pick(SURNAME_ENDINGS);
+  }
+
+  /** An author's first or second series. */
+  seriesName(rank: number, which: 0 | 1): string {
+    const surname = this.surname(rank); // first: it re-seeds the same scratch stream
+    const random = this.random.reseed(hash32(this.seed, 3_000_017 + 2 * rank + which));
+    const pattern = random.next();
+    if (pattern < 0.3) return `The ${random.pick(NOUNS)} ${random.pick(SERIES_WORDS)}`;
+    if (pattern < 0.5) return `${random.pick(PLACES)} ${random.pick(SERIES_WORDS)}`;
+    if (pattern < 0.7) return `${random.pick(FIRST_NAMES)} ${surname}`; // a detective's name
+    if (pattern < 0.85) return `${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}`;
+    return `The ${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}s`;
+  }
+}
+
+function initials(random: Random, howMany: number): string {
+  let text = '';
+  for (let i = 0; i < howMany; i++) text += `${random.pick(INITIAL_LETTERS)}.`;
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Titles
+
+/** A title of one to a dozen words, sometimes with a subtitle, commas, quotes or an ampersand. */
+function bookTitle(random: Random, authorSurname: string): string {
+  const main = mainTitle(random, authorSurname);
+  const subtitle = random.next();
+  if (subtitle < 0.06) return `${main}: A Novel`;
+  if (subtitle < 0.14) return `${main}: ${random.pick(SUBTITLE_OPENINGS)} ${random.pick(NOUNS)} of ${random.pick(PLACES)}`;
+  return main;
+}
+
+function mainTitle(random: Random, authorSurname: string): string {
+  const pattern = random.next();
+  if (pattern < 0.22) return `The ${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}`;
+  if (pattern < 0.38) return `The ${random.pick(NOUNS)} of ${random.pick(PLACES)}`;
+  if (pattern < 0.5) return random.pick(NOUNS);
+  if (pattern < 0.6) return `${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}s`;
+  if (pattern < 0.68) return `A ${random.pick(NOUNS)} of ${random.pick(NOUNS)}s and ${random.pick(NOUNS)}s`;
+  if (pattern < 0.75) return `${random.pick(FIRST_NAMES)}'s ${random.pick(NOUNS)}`;
+  if (pattern < 0.8) return `${random.pick(NOUNS)} & ${random.pick(NOUNS)}`;
+  if (pattern < 0.85) return `${random.pick(NOUNS)}, ${random.pick(NOUNS)}, and ${random.pick(NOUNS)}`;
+  if (pattern < 0.87) return `The "${random.pick(ADJECTIVES)}" ${random.pick(NOUNS)}`;
+  if (pattern < 0.92) {
+    return `The ${random.pick(PEOPLE)} Who ${random.pick(VERBS)} the ${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}`;
+  }
+  if (pattern < 0.96) return `${random.pick(PLACES)}`;
+  return `The ${authorSurname} ${random.pick(NOUNS)}`;
+}
+
+/** The goodbooks series suffix: " (The Hunger Games, #1)", sometimes without the comma. */
+function seriesSuffix(random: Random, series: string): string {
+  const kind = random.next();
+  let number: string;
+  if (kind < 0.03) number = `${random.below(8)}.5`; // a novella between books
+  else if (kind < 0.05) number = `1-${2 + random.below(4)}`; // an omnibus
+  else number = String(1 + Math.floor(15 * random.next() ** 2)); // early volumes are more common
+  return random.next() < 0.9 ? ` (${series}, #${number})` : ` (${series} #${number})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomness
+
+/**
+ * mulberry32: a tiny, fast 32-bit PRNG. It can be re-seeded, so the draws that belong to one
+ * author (name, series) come from their own stream without allocating one per row.
+ */
+export class Random {
+  private state = 0;
+
+  constructor(seed: number) {
+    this.reseed(seed);
+  }
+
+  reseed(seed: number): this {
+    this.state = seed >>> 0;
+    return this;
+  }
+
+  /** A float in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** An integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[this.below(items.length)];
+    if (item === undefined) throw new Error('pick from an empty list');
+    return item;
+  }
+}
+
+/**
+ * A 32-bit hash of two integers (lowbias32 mixing), to seed independent streams per purpose.
+ * Seeds beyond 32 bits contribute their high part too.
+ */
+function hash32(seed: number, n: number): number {
+  let x = (Math.imul(seed | 0, 0x9e3779b1) ^ (seed / 4294967296) ^ n) >>> 0;
+  for (let round = 0; round < 2; round++) {
+    x ^= x >>> 16;
+    x = Math.imul(x, 0x7feb352d);
+    x ^= x >>> 15;
+    x = Math.imul(x, 0x846ca68b);
+    x ^= x >>> 16;
+  }
+  return x >>> 0;
+}
+
+/**
+ * i ↦ (a·i + b) mod m with a coprime to m: a bijection on 0..m-1, so successive values never repeat
+ * and no set of used values is needed. m is a power of ten, so a must be odd and not a multiple of 5.
+ */
+class AffinePermutation {
+  private value: number;
+  private readonly step: number;
+
+  constructor(
+    private readonly modulus: number,
+    seed: number,
+    purpose: number,
+  ) {
+    if (modulus > 2 ** 31) throw new RangeError('modulus must fit in 31 bits'); // so that `| 1` is safe
+    let step = hash32(seed, purpose) % modulus | 1;
+    if (step % 5 === 0) step = (step + 2) % modulus;
+    this.step = step;
+    this.value = hash32(seed, purpose + 100) % modulus;
+  }
+
+  next(): number {
+    const current = this.value;
+    this.value += this.step;
+    if (this.value >= this.modulus) this.value -= this.modulus;
+    return current;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Word lists
+
+// Weighted like goodbooks: mostly eng and en-US, a tenth empty, a sprinkle of other languages.
+const LANGUAGES: readonly string[] = [
+  ...Array<string>(63).fill('eng'),
+  ...Array<string>(21).fill('en-US'),
+  ...Array<string>(10).fill(''),
+  ...Array<string>(3).fill('en-GB'),
+  'en-CA',
+  'ara',
+  'fre',
+  'spa',
+  'ger',
+  'ind',
+  'jpn',
+  'por',
+  'ita',
+];
+
+const INITIAL_LETTERS = [...'ABCDEFGHJKLMNPRSTW'];
+
+const FIRST_NAMES = [
+  'James', 'Mary', 'John', 'Patricia', 'Robert', 'Jennifer', 'Michael', 'Linda', 'William', 'Elizabeth',
+  'David', 'Barbara', 'Richard', 'Susan', 'Joseph', 'Jessica', 'Thomas', 'Sarah', 'Charles', 'Karen',
+  'Christopher', 'Nancy', 'Daniel', 'Lisa', 'Matthew', 'Margaret', 'Anthony', 'Sandra', 'Mark', 'Ashley',
+  'Stephen', 'Emily', 'Paul', 'Donna', 'Andrew', 'Michelle', 'Kenneth', 'Carol', 'George', 'Amanda',
+  'Neil', 'Ursula', 'Terry', 'Agatha', 'Kurt', 'Virginia', 'Ray', 'Toni', 'Haruki', 'Chimamanda',
+  'José', 'Zoë', 'Björn', 'Søren', 'François', 'Anaïs', 'Łukasz', 'Renée', 'Jürgen', 'Inés',
+  'Gabriel', 'Isabel', 'Orhan', 'Elif', 'Kazuo', 'Arundhati', 'Jhumpa', 'Khaled', 'Yaa', 'Ngozi',
+  'Li', 'Wei', 'Mei', 'Min-jun', 'Ji-woo', 'Aleksandr', 'Fyodor', 'Olga', 'Hanne', 'Siobhán',
+];
+
+const SURNAMES = [
+  'Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Miller', 'Davis', 'Wilson', 'Anderson', 'Taylor',
+  'Thomas', 'Moore', 'Martin', 'Jackson', 'Thompson', 'White', 'Harris', 'Clark', 'Lewis', 'Robinson',
+  'Walker', 'Young', 'Allen', 'King', 'Wright', 'Scott', 'Green', 'Baker', 'Adams', 'Nelson',
+  'Hill', 'Campbell', 'Mitchell', 'Roberts', 'Carter', 'Phillips', 'Evans', 'Turner', 'Parker', 'Collins',
+  'McCarthy', 'MacLeod', "O'Brien", "O'Connor", 'McEwan', 'Fitzgerald', 'Pratchett', 'Gaiman', 'Atwood', 'Vonnegut',
+  'García', 'Müller', 'Brontë', 'Núñez', 'Dvořák', 'Kovač', 'Ólafsdóttir', 'Çelik', 'Søndergaard', 'Lefèvre',
+  'Márquez', 'Pérez', 'Schäfer', 'Gómez', 'Håkansson', 'Nguyen', 'Kim', 'Park', 'Tanaka', 'Watanabe',
+  'Ng', 'Li', 'Wu', 'Chen', 'Okafor', 'Adichie', 'Achebe', 'Mensah', 'Ivanova', 'Petrov',
+];
+
+const SURNAME_STARTS = [
+  'Al', 'Bar', 'Bel', 'Cal', 'Dar', 'Ed', 'Fen', 'Gar', 'Hal', 'Ker', 'Lan', 'Mar', 'Nor', 'Or', 'Pem',
+  'Quin', 'Ros', 'Sel', 'Tal', 'Ver', 'Wen', 'Yor', 'Hart', 'Ash', 'Brook', 'Black', 'Wood', 'Stan', 'Whit', 'Fair',
+];
+const SURNAME_MIDDLES = ['en', 'ring', 'a', 'dor', 'ling', 'ber', 'mel', 'is', 'ov', 'an'];
+const SURNAME_ENDINGS = [
+  'ton', 'ley', 'wood', 'field', 'more', 'ridge', 'son', 'ford', 'well', 'by', 'worth', 'dale', 'ham',
+  'wick', 'stone', 'croft', 'ová', 'ez', 'escu', 'ini', 'sen', 'berg', 'stein', 'ström', 'ski', 'ić',
+];
+
+const PARTICLES = ['de', 'van', 'von', 'da', 'del', 'van der', 'de la'];
+
+const ADJECTIVES = [
+  'Silent', 'Hidden', 'Lost', 'Broken', 'Golden', 'Dark', 'Last', 'Secret', 'Burning', 'Forgotten',
+  'Crimson', 'Wild', 'Quiet', 'Endless', 'Little', 'Great', 'Winter', 'Summer', 'Midnight', 'Shattered',
+  'Invisible', 'Hollow', 'Bright', 'Stolen', 'Wicked', 'Gentle', 'Iron', 'Glass', 'Painted', 'Drowned',
+];
+
+const NOUNS = [
+  'Garden', 'House', 'River', 'Kingdom', 'Shadow', 'Daughter', 'Night', 'Fire', 'Storm', 'Queen',
+  'Thief', 'Wolf', 'Sea', 'Crown', 'Bridge', 'Letter', 'Promise', 'Island', 'Orchard', 'Sister',
+  'Mirror', 'Heart', 'Road', 'Forest', 'Star', 'Clock', 'Tower', 'Song', 'Witch', 'Map',
+  'Lighthouse', 'Secret', 'Memory', 'Dragon', 'Stranger', 'Bone', 'Feather', 'Harbor', 'Library', 'Year',
+];
+
+const PEOPLE = ['Girl', 'Boy', 'Woman', 'Man', 'Widow', 'Soldier', 'Prince', 'Doctor', 'Thief', 'Stranger', 'Queen', 'Witch'];
+
+const VERBS = ['Loved', 'Stole', 'Forgot', 'Saved', 'Painted', 'Followed', 'Married', 'Betrayed', 'Found', 'Fell for'];
+
+const PLACES = [
+  'Avalon', 'Brooklyn', 'Paris', 'Kyoto', 'the North', 'Mars', 'Narnia', 'Provence', 'Babylon', 'Lagos',
+  'Havana', 'Cornwall', 'Alexandria', 'Tehran', 'Oz', 'Dublin', 'Saint-Malo', 'Zürich', 'Reykjavík', 'Kraków',
+];
+
+const SERIES_WORDS = ['Chronicles', 'Saga', 'Trilogy', 'Cycle', 'Mysteries', 'Quartet', 'Series', 'Legacy'];
+
+const SUBTITLE_OPENINGS = ['The Untold Story of the', 'A History of the', 'How We Lost the', 'The Last', 'Notes on the'];
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+const USAGE = 'usage: node --import tsx scripts/dev/generate-catalogue.ts --count N [--seed S] [--out FILE]';
+
+function parseIntegerOption(name: string, text: string | undefined, fallback?: number): number {
+  if (text === undefined && fallback !== undefined) return fallback;
+  const value = Number(text);
+  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw new Error(`--${name} must be an integer\n${USAGE}`);
+  }
+  return value;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      count: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const options = { count: parseIntegerOption('count', values.count), seed: parseIntegerOption('seed', values.seed, 1) };
+  if (values.out === undefined) {
+    await generateCatalogue(options, process.stdout);
+    return;
+  }
+  // A buffer of several chunks lets generating the next chunk overlap writing the last.
+  const file = createWriteStream(values.out, { highWaterMark: 1 << 20 });
+  await generateCatalogue(options, file);
+  file.end();
+  await finished(file);
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  return script !== undefined && import.meta.url === pathToFileURL(script).href;
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    // A closed pipe (`| head`) is the reader saying it has enough, not a failure.
+    if ((error as NodeJS.ErrnoException | null)?.code === 'EPIPE') return;
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,30 @@
+# Shared by scripts/dev/test, scripts/dev/up and .ci/run: make sure what the service needs is installed and
+# running on this machine. Sourced, not run.
+
+project_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# node_modules matching package-lock.json (npm ci when missing or older than the lock file).
+ensure_node_modules() {
+  if [ ! -d "$project_dir/node_modules" ] || [ "$project_dir/package-lock.json" -nt "$project_dir/node_modules/.package-lock.json" ]; then
+    echo "installing dependencies (npm ci)" >&2
+    (cd "$project_dir" && npm ci --no-audit --no-fund >&2)
+  fi
+  if [ ! -f "$project_dir/dist/src/cli.js" ] || [ -n "$(find "$project_dir/src" -newer "$project_dir/dist/src/cli.js" -name '*.ts' -print -quit)" ]; then
+    echo "building (tsc)" >&2
+    (cd "$project_dir" && npm run --silent build >&2)
+  fi
+}
+
+# PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379, started with this machine's commands if down.
+ensure_postgres_and_redis() {
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    echo "starting PostgreSQL" >&2
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start >&2
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    echo "starting Redis" >&2
+    redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log >&2
+    for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+  fi
+}

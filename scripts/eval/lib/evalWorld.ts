@@ -1,0 +1,60 @@
+import pg from 'pg';
+import { reindex } from '../../../src/loader/index/reindex.js';
+import { loadConfig, type Config } from '../../../src/config.js';
+import { createLogger } from '../../../src/log.js';
+import { buildServices, closeServices } from '../../../src/services/build.js';
+import type { Services } from '../../../src/services/context.js';
+import { createElastic, indexAliases } from '../../../src/stores/elasticsearch/client.js';
+import type { Pool } from '../../../src/stores/postgres/pool.js';
+import { ADMIN_URL, benchDatabase } from '../../lib/bench.js';
+
+/**
+ * A named scratch catalogue for the quality evaluations (scripts/eval/*.ts): its own PostgreSQL
+ * database and index prefix, loaded and indexed once, then reused by later runs unless `fresh`
+ * (loading and indexing take minutes; the queries take seconds).
+ */
+export interface EvalWorld {
+  config: Config;
+  /** The API's services over this world, the short cache off so every query is computed. */
+  services: Services;
+  close(): Promise<void>;
+}
+
+async function isLoaded(config: Config, name: string): Promise<boolean> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]).finally(() => admin.end());
+  if (rowCount === 0) return false;
+  const elastic = createElastic(config.elasticsearchUrl);
+  try {
+    return await elastic.indices.existsAlias({ name: Object.values(indexAliases(config.indexPrefix)) });
+  } finally {
+    await elastic.close();
+  }
+}
+
+export async function openEvalWorld(name: string, fresh: boolean, load: (db: Pool) => Promise<void>): Promise<EvalWorld> {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const config: Config = {
+    ...loadConfig({ ...process.env, DATABASE_URL: url.toString(), INDEX_PREFIX: `${name.replaceAll('_', '-')}-`, REDIS_PREFIX: `${name}:` }),
+    shortCacheTtlS: 0,
+    meteringEnabled: false,
+  };
+  if (fresh || !(await isLoaded(config, name))) {
+    const database = await benchDatabase(name);
+    const elastic = createElastic(config.elasticsearchUrl);
+    try {
+      process.stderr.write(`loading ${name}...\n`);
+      await load(database.db);
+      await database.db.query('analyze'); // fresh statistics, or the planner scans authors once per book
+      await reindex({ db: database.db, es: elastic, aliases: indexAliases(config.indexPrefix), log }, 'all', { progress: true });
+    } finally {
+      await elastic.close();
+      await database.db.end();
+    }
+  }
+  const services = await buildServices(config, log);
+  return { config, services, close: () => closeServices(services) };
+}

@@ -1,0 +1,283 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../log.js';
+import type { Elastic, IndexAliases } from '../../stores/elasticsearch/client.js';
+import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
+import { authorDocuments, bookDocuments, booksOfAuthors, editionsOfWorks } from '../stores/elasticsearch/documents.js';
+import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
+import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
+import { readChanges, type RecordedChange } from '../../stores/postgres/changes.js';
+import { authorsOfBooks } from '../../stores/postgres/merges.js';
+import type { Pool, PoolClient } from '../../stores/postgres/pool.js';
+
+/**
+ * `bookmeta sync [--follow]`: applies the change sequence to the search indices.
+ *
+ * Ordering. Every document is written with an external version: the sequence number of the last
+ * change of the page being applied, read *before* the documents are built from PostgreSQL. So a
+ * document written at version V reflects at least every change up to V, and whatever happens to an
+ * entity after V has a higher sequence number and is written later at a higher version. Elasticsearch
+ * keeps the highest version and answers 409 to an older one (counted as success: a newer state is
+ * already there), so an older change never overwrites a newer one, whoever writes (this loop, a
+ * reindex catching up, a second sync process). Merged and deleted entities are deleted with a version
+ * too; their tombstones live for index.gc_deletes (1h in mappings/*.json), long enough that a late
+ * write built before the merge cannot bring them back.
+ *
+ * Durability. The checkpoint (loader_checkpoints 'sync') is moved forward only after Elasticsearch
+ * acknowledged every write of the page, in PostgreSQL, never backwards. A kill -9 at any moment
+ * leaves it at or behind what is indexed, and the next run rebuilds the same documents from the
+ * current state again: applying a page twice is harmless.
+ *
+ * Which documents a change touches: a book change rebuilds that book (a merge also its survivor) and
+ * the author documents of its current and previous authors (work_count, popularity); an author
+ * change rebuilds that author and, unless it is an insert, the books crediting it (author_names); a
+ * work change rebuilds its editions (work_id, also_liked never names another edition of the work).
+ * Ids that are no longer live are deleted from the index.
+ *
+ * Each page is applied while holding SYNC_WRITE_LOCK, which a reindex takes around its final catch-up
+ * and alias swap, so no write of this loop can land in an index that is just being replaced.
+ */
+
+export const SYNC_CHECKPOINT = 'sync';
+/** Session advisory lock serialising sync pages against a reindex's final catch-up and alias swap. */
+const SYNC_WRITE_LOCK = 7_340_010;
+
+export interface LoaderDeps {
+  db: Pool;
+  es: Elastic;
+  aliases: IndexAliases;
+  log: Logger;
+}
+
+/** Where writes of each kind go: an alias (sync) or a physical index (reindex catching up). Absent: skip. */
+export interface WriteTargets {
+  books?: string;
+  authors?: string;
+  /** Targets are aliases: refuse to auto-create a concrete index. */
+  aliases: boolean;
+  /** Refresh after writing, so the documents are searchable at once instead of within refresh_interval. */
+  refresh?: boolean;
+}
+
+export interface ApplyStats {
+  changes: number;
+  books: number;
+  authors: number;
+  bulk: BulkStats;
+}
+
+const DOC_BATCH = 2_000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
+  return out;
+}
+
+/** Author ids on the indexed documents of these books (their credits before the change). */
+async function indexedAuthorsOf(es: Elastic, booksIndex: string, bookIds: readonly string[]): Promise<string[]> {
+  if (bookIds.length === 0) return [];
+  const found = new Set<string>();
+  for (const ids of chunks(bookIds, DOC_BATCH)) {
+    try {
+      const response = await es.mget<{ author_ids?: string[] }>({ index: booksIndex, ids, _source_includes: ['author_ids'] });
+      for (const doc of response.docs) {
+        const source = 'found' in doc && doc.found ? doc._source : undefined;
+        for (const id of source?.author_ids ?? []) found.add(id);
+      }
+    } catch (error) {
+      if (statusOf(error) !== 404) throw error;
+    }
+  }
+  return [...found];
+}
+
+/**
+ * Applies one page of changes (in sequence order) to the targets and waits until Elasticsearch
+ * acknowledged all of it. Throws when any write failed (other than a stale version).
+ */
+export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedChange[], targets: WriteTargets): Promise<ApplyStats> {
+  const writer = new BulkWriter(deps.es, { requireAlias: targets.aliases, concurrency: 2, refresh: targets.refresh });
+  const stats: ApplyStats = { changes: changes.length, books: 0, authors: 0, bulk: writer.stats };
+  if (changes.length === 0) return stats;
+  const version = changes[changes.length - 1]!.seq;
+
+  const books = new Set<string>();
+  const authors = new Set<string>();
+  const works = new Set<string>();
+  const authorsWhoseBooks = new Set<string>();
+  for (const change of changes) {
+    const ids = change.survivorId ? [change.id, change.survivorId] : [change.id];
+    for (const id of ids) {
+      if (change.entity === 'book') {
+        books.add(id);
+      } else if (change.entity === 'work') {
+        works.add(id);
+      } else {
+        authors.add(id);
+        if (change.operation !== 'insert') authorsWhoseBooks.add(id);
+      }
+    }
+  }
+
+  // All reads before any write: indexedAuthorsOf reads the old book documents through the alias, and
+  // a bulk chunk can be sent mid-loop. Authors first, while `books` still holds only changed books.
+  if (targets.authors) {
+    const changedBooks = [...books];
+    for (const id of await authorsOfBooks(deps.db, changedBooks)) authors.add(id);
+    for (const id of await indexedAuthorsOf(deps.es, deps.aliases.books, changedBooks)) authors.add(id);
+  }
+  if (targets.books) {
+    for (const id of await editionsOfWorks(deps.db, [...works])) books.add(id);
+    for (const id of await booksOfAuthors(deps.db, [...authorsWhoseBooks])) books.add(id);
+  }
+
+  const documentsOf = { books: bookDocuments, authors: authorDocuments };
+  const idsOf = { books, authors };
+  for (const kind of INDEX_KINDS) {
+    const target = targets[kind];
+    if (!target) continue;
+    for (const ids of chunks([...idsOf[kind]], DOC_BATCH)) {
+      const docs = await documentsOf[kind](deps.db, ids, version);
+      const live = new Set(docs.map((doc) => doc.id));
+      for (const doc of docs) await writer.index(target, doc.id, version, doc.json);
+      for (const id of ids) if (!live.has(id)) await writer.delete(target, id, version);
+      stats[kind] += ids.length;
+    }
+  }
+  await writer.flush();
+  return stats;
+}
+
+/** Applies every change in (from, to] to the targets, a page at a time. Returns the last seq applied. */
+export async function replayChanges(deps: LoaderDeps, from: number, to: number, targets: WriteTargets, pageSize = 1_000): Promise<number> {
+  let since = from;
+  while (since < to) {
+    const changes = (await readChanges(deps.db, since, pageSize)).filter((change) => change.seq <= to);
+    if (changes.length === 0) break;
+    await applyChanges(deps, changes, targets);
+    since = changes[changes.length - 1]!.seq;
+  }
+  return since;
+}
+
+export interface SyncOptions {
+  /** Changes per page (default 1,000). */
+  pageSize?: number;
+  signal?: AbortSignal;
+  /** Refresh after each page (follow mode: searchable at once rather than within the 1 s refresh interval). */
+  refresh?: boolean;
+  /** Called after each page is acknowledged and checkpointed. */
+  onPage?: (page: { changes: number; checkpoint: number; stats: ApplyStats; oldestChangedAt: Date }) => void;
+}
+
+export interface SyncResult {
+  pages: number;
+  changes: number;
+  checkpoint: number;
+}
+
+/** Holds SYNC_WRITE_LOCK on `client` (a dedicated connection) while `work` runs. */
+export async function withSyncWriteLock<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query('select pg_advisory_lock($1)', [SYNC_WRITE_LOCK]);
+  try {
+    return await work();
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [SYNC_WRITE_LOCK]).catch(() => undefined);
+  }
+}
+
+/** Makes sure both aliases exist, so writes through them never auto-create an index. */
+export async function ensureAliases(deps: LoaderDeps): Promise<void> {
+  await ensureAlias(deps.es, deps.aliases.books, 'books');
+  await ensureAlias(deps.es, deps.aliases.authors, 'authors');
+}
+
+/**
+ * Applies the changes after the checkpoint until there are none left, page by page: each page is
+ * acknowledged by Elasticsearch, then the checkpoint moves to its last seq.
+ */
+export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lockClient?: PoolClient): Promise<SyncResult> {
+  const pageSize = options.pageSize ?? 1_000;
+  const client = lockClient ?? (await deps.db.connect());
+  const result: SyncResult = { pages: 0, changes: 0, checkpoint: (await readCheckpoint(deps.db, SYNC_CHECKPOINT))?.seq ?? 0 };
+  try {
+    while (!options.signal?.aborted) {
+      // Look without the lock first: when idle (follow mode) this is the only query per poll.
+      const peek = await readChanges(deps.db, result.checkpoint, 1);
+      if (peek.length === 0) break;
+      const done = await withSyncWriteLock(client, async () => {
+        const checkpoint = (await readCheckpoint(deps.db, SYNC_CHECKPOINT))?.seq ?? 0;
+        const changes = await readChanges(deps.db, checkpoint, pageSize);
+        if (changes.length === 0) return { checkpoint, applied: 0 };
+        const stats = await applyChanges(deps, changes, {
+          books: deps.aliases.books,
+          authors: deps.aliases.authors,
+          aliases: true,
+          refresh: options.refresh,
+        });
+        const last = changes[changes.length - 1]!.seq;
+        const now = await advanceCheckpoint(deps.db, SYNC_CHECKPOINT, last);
+        options.onPage?.({ changes: changes.length, checkpoint: now, stats, oldestChangedAt: changes[0]!.changedAt });
+        return { checkpoint: now, applied: changes.length };
+      });
+      result.checkpoint = done.checkpoint;
+      if (done.applied === 0) break;
+      result.pages += 1;
+      result.changes += done.applied;
+    }
+  } finally {
+    if (!lockClient) client.release();
+  }
+  return result;
+}
+
+export interface FollowOptions extends SyncOptions {
+  /** Pause between polls when there is nothing to apply (default 100 ms). */
+  pollMs?: number;
+  /** Seconds between summary log lines (default 10). */
+  logEverySeconds?: number;
+}
+
+/**
+ * `sync --follow`: tails the change sequence until `signal` aborts (SIGTERM/SIGINT), polling every
+ * `pollMs` when idle. Each page is written with refresh=true, so a change is searchable as soon as
+ * its page is acknowledged rather than up to a refresh interval (1 s) later: a few small refreshes
+ * per second at most, for a commit-to-searchable lag well under the 2 s target. Errors (Elasticsearch or PostgreSQL briefly away) are logged and retried with
+ * a growing pause; the checkpoint only moves after acknowledged pages, so nothing is skipped.
+ */
+export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Promise<SyncResult> {
+  const pollMs = options.pollMs ?? 100;
+  const logEveryMs = (options.logEverySeconds ?? 10) * 1000;
+  const total: SyncResult = { pages: 0, changes: 0, checkpoint: 0 };
+  let sinceLog = 0;
+  let lastLog = performance.now();
+  let failures = 0;
+  const client = await deps.db.connect();
+  try {
+    await ensureAliases(deps);
+    while (!options.signal?.aborted) {
+      try {
+        const result = await syncOnce(deps, { ...options, refresh: options.refresh ?? true }, client);
+        failures = 0;
+        total.pages += result.pages;
+        total.changes += result.changes;
+        total.checkpoint = result.checkpoint;
+        sinceLog += result.changes;
+        if (performance.now() - lastLog >= logEveryMs) {
+          deps.log.info({ changes: sinceLog, checkpoint: total.checkpoint }, 'sync following');
+          sinceLog = 0;
+          lastLog = performance.now();
+        }
+        if (result.changes === 0) await sleep(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
+      } catch (error) {
+        failures += 1;
+        const pause = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
+        deps.log.error({ err: error, retryInMs: pause }, 'sync page failed; retrying');
+        await sleep(pause, undefined, { signal: options.signal }).catch(() => undefined);
+      }
+    }
+  } finally {
+    client.release();
+  }
+  return total;
+}

@@ -1,0 +1,190 @@
+import Cursor from 'pg-cursor';
+import { authorKey } from '../../../domain/names.js';
+import type { BookRecord } from '../../../domain/records.js';
+import type { PoolClient, Queryable } from '../../../stores/postgres/pool.js';
+import type { IndexKind } from './indices.js';
+
+/**
+ * The documents of the search indices, built from PostgreSQL in batches: one SQL statement per batch
+ * of ids (sync) or one streamed statement for the whole table (reindex), never one query per row.
+ *
+ * Book documents are assembled by PostgreSQL itself as JSON text (json_build_object), so a full
+ * reindex pipes them into bulk requests without parsing and re-serialising a million objects in
+ * Node. Author documents need authorKey() from src/domain/names.ts and are finished here.
+ *
+ * The per-row lookups are written as `lateral (… offset 0)` subqueries so that they stay primary-key
+ * probes whatever the planner's statistics say: right after a bulk import, before autovacuum has
+ * analysed the tables, a hash join over a whole table per author was 100 times slower.
+ *
+ * Only live entities (merged_into is null) have documents. `updated_seq` is the change-sequence
+ * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).
+ */
+
+/** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
+export type BookDocument = Pick<
+  BookRecord,
+  'id' | 'work_id' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'average_rating'
+> & {
+  author_ids: string[];
+  author_names: string[];
+  /** The book's ratings_count (books.popularity). */
+  popularity: number;
+  /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
+  also_liked: string[];
+  updated_seq: number;
+};
+
+/** Shape of a document in the authors index (mappings/authors.json). */
+export interface AuthorDocument {
+  id: string;
+  name: string;
+  alternate_names: string[];
+  /** authorKey(name) */
+  name_key: string;
+  /** Distinct works of the author's live books. */
+  work_count: number;
+  /** Sum of the popularity of the author's live books. */
+  popularity: number;
+  updated_seq: number;
+}
+
+/** A document ready for a bulk request: its id and its JSON text. */
+export interface BuiltDocument {
+  id: string;
+  json: string;
+}
+
+// $1 is the version (updated_seq); the filter may use $2.
+const BOOK_SELECT = (filter: string) => `
+  select b.id, json_build_object(
+      'id', b.id,
+      'work_id', b.work_id,
+      'isbn_13', b.isbn_13,
+      'isbn_10', b.isbn_10,
+      'title', b.title,
+      'subtitle', b.subtitle,
+      'series', b.series,
+      'series_number', b.series_number,
+      'authors', coalesce(a.authors, '[]'::json),
+      'author_ids', coalesce(a.ids, '[]'::json),
+      'author_names', coalesce(a.names, '[]'::json),
+      'publisher', b.publisher,
+      'year', b.year,
+      'language', b.language,
+      'pages', b.pages,
+      'cover_url', b.cover_url,
+      'popularity', b.popularity,
+      'average_rating', b.average_rating,
+      'also_liked', coalesce(l.ids, '[]'::json),
+      'updated_seq', $1::bigint
+    )::text as json
+    from books b
+    left join lateral (
+      select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
+             json_agg(ba.author_id order by ba.position) as ids,
+             json_agg(au.name order by ba.position) as names
+        from book_authors ba
+        cross join lateral (select name from authors where id = ba.author_id offset 0) au
+       where ba.book_id = b.id
+    ) a on true
+    left join lateral (
+      select json_agg(o.id order by u.ord) as ids
+        from book_also_liked al
+        cross join lateral unnest(al.liked) with ordinality as u(id, ord)
+        cross join lateral (select id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
+       where al.book_id = b.id
+    ) l on true
+   where b.merged_into is null and ${filter}`;
+
+const AUTHOR_SELECT = (filter: string) => `
+  select a.id, a.name,
+         coalesce((select array_agg(n.name order by n.name) from author_names n
+                    where n.author_id = a.id and n.name <> a.name), '{}') as alternate_names,
+         coalesce(s.work_count, 0)::int as work_count,
+         coalesce(s.popularity, 0)::bigint as popularity
+    from authors a
+    left join lateral (
+      select count(distinct b.work_id) as work_count, sum(b.popularity) as popularity
+        from book_authors ba
+        cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null offset 0) b
+       where ba.author_id = a.id
+    ) s on true
+   where a.merged_into is null and ${filter}`;
+
+interface AuthorRow {
+  id: string;
+  name: string;
+  alternate_names: string[];
+  work_count: number;
+  popularity: number;
+}
+
+function authorDocument(row: AuthorRow, seq: number): BuiltDocument {
+  const document: AuthorDocument = {
+    id: row.id,
+    name: row.name,
+    alternate_names: row.alternate_names,
+    name_key: authorKey(row.name),
+    work_count: row.work_count,
+    popularity: row.popularity,
+    updated_seq: seq,
+  };
+  return { id: row.id, json: JSON.stringify(document) };
+}
+
+/** Documents of those of `ids` that are live books, in one statement. Missing ids are not live. */
+export async function bookDocuments(db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<BuiltDocument>(BOOK_SELECT('b.id = any($2::text[])'), [seq, ids]);
+  return rows;
+}
+
+/** Documents of those of `ids` that are live authors, in one statement. */
+export async function authorDocuments(db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<AuthorRow>(AUTHOR_SELECT('a.id = any($1::text[])'), [ids]);
+  return rows.map((row) => authorDocument(row, seq));
+}
+
+/** Live entities of a kind, as the transaction of `client` sees them. */
+export async function countLive(db: Queryable, kind: IndexKind): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`select count(*)::bigint as n from ${kind} where merged_into is null`);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Every live document of a kind, streamed with pg-cursor in batches of `batchSize`, as the
+ * transaction of `client` sees the catalogue (reindex runs it in a REPEATABLE READ snapshot).
+ */
+export async function* streamDocuments(client: PoolClient, kind: IndexKind, seq: number, batchSize: number): AsyncGenerator<BuiltDocument[]> {
+  const cursor = client.query(
+    kind === 'books' ? new Cursor<BuiltDocument>(BOOK_SELECT('true'), [seq]) : new Cursor<AuthorRow>(AUTHOR_SELECT('true')),
+  );
+  try {
+    for (;;) {
+      const rows = await cursor.read(batchSize);
+      if (rows.length === 0) return;
+      yield kind === 'books' ? (rows as BuiltDocument[]) : (rows as AuthorRow[]).map((row) => authorDocument(row, seq));
+    }
+  } finally {
+    await cursor.close().catch(() => undefined);
+  }
+}
+
+/** Live books credited to any of `authorIds`. */
+export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]): Promise<string[]> {
+  if (authorIds.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `select distinct b.id from book_authors ba join books b on b.id = ba.book_id
+      where ba.author_id = any($1::text[]) and b.merged_into is null`,
+    [authorIds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Live editions of any of `workIds`. */
+export async function editionsOfWorks(db: Queryable, workIds: readonly string[]): Promise<string[]> {
+  if (workIds.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>('select id from books where work_id = any($1::text[]) and merged_into is null', [workIds]);
+  return rows.map((row) => row.id);
+}

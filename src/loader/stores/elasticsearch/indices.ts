@@ -1,0 +1,170 @@
+import { readFile } from 'node:fs/promises';
+import { projectPath } from '../../../paths.js';
+import type { Elastic } from '../../../stores/elasticsearch/client.js';
+
+/**
+ * Versioned physical indices behind aliases. Clients only ever name the alias (`bookmeta-books`);
+ * the data lives in `bookmeta-books-v<timestamp>`. A full reindex builds a new physical index and
+ * moves the alias to it in one atomic `_aliases` call, so searches never see a missing or half-built
+ * index.
+ */
+
+export type IndexKind = 'books' | 'authors';
+export const INDEX_KINDS: readonly IndexKind[] = ['books', 'authors'];
+
+interface IndexDefinition {
+  settings: { index: Record<string, unknown> } & Record<string, unknown>;
+  mappings: Record<string, unknown>;
+}
+
+/**
+ * Index-level operations on a freshly bulk-loaded index (the first refresh of a million documents,
+ * creating an index on a busy node) can take minutes: far longer than the client's default timeout.
+ */
+const SLOW = { requestTimeout: 10 * 60_000 } as const;
+
+const definitions = new Map<IndexKind, Promise<IndexDefinition>>();
+
+/** Settings and mappings of one kind of index, from mappings/<kind>.json. */
+export function indexDefinition(kind: IndexKind): Promise<IndexDefinition> {
+  let definition = definitions.get(kind);
+  if (!definition) {
+    definition = readFile(projectPath('mappings', `${kind}.json`), 'utf8').then((text) => JSON.parse(text) as IndexDefinition);
+    definitions.set(kind, definition);
+  }
+  return definition;
+}
+
+/** Physical indices of an alias are named `<alias>-v<ms timestamp>`; this pattern finds them all. */
+export function physicalPattern(alias: string): string {
+  return `${alias}-v*`;
+}
+
+const PHYSICAL = (alias: string) => new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-v\\d+$`);
+
+/**
+ * Creates a new, empty physical index for `alias` from the mapping file. With `bulkLoad` the index
+ * does not refresh (refresh_interval -1) until `finishBulkLoad` restores the mapping's interval.
+ */
+export async function createPhysicalIndex(es: Elastic, alias: string, kind: IndexKind, options: { bulkLoad?: boolean } = {}): Promise<string> {
+  const definition = await indexDefinition(kind);
+  // Date.now() alone could repeat for two creations in the same millisecond: never reuse a name.
+  let stamp = Date.now();
+  for (;;) {
+    const name = `${alias}-v${stamp}`;
+    const settings = structuredClone(definition.settings);
+    if (options.bulkLoad) settings.index = { ...settings.index, refresh_interval: '-1' };
+    try {
+      await es.indices.create({ index: name, settings, mappings: definition.mappings, wait_for_active_shards: 1 }, SLOW);
+      return name;
+    } catch (error) {
+      if (errorType(error) !== 'resource_already_exists_exception') throw error;
+      stamp += 1;
+    }
+  }
+}
+
+/** Restores the mapping's refresh interval after a bulk load and makes everything searchable. */
+export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind): Promise<void> {
+  const definition = await indexDefinition(kind);
+  const interval = (definition.settings.index.refresh_interval as string | undefined) ?? '1s';
+  await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval } } }, SLOW);
+  await es.indices.refresh({ index }, SLOW);
+}
+
+/** The physical indices an alias points at now (normally exactly one; none before the first build). */
+export async function aliasTargets(es: Elastic, alias: string): Promise<string[]> {
+  try {
+    const response = await es.indices.getAlias({ name: alias });
+    return Object.keys(response).sort();
+  } catch (error) {
+    if (statusOf(error) === 404) return [];
+    throw error;
+  }
+}
+
+/** True when a concrete index (not an alias) has the alias's name, e.g. auto-created by a stray write. */
+async function concreteIndexNamed(es: Elastic, name: string): Promise<boolean> {
+  try {
+    const response = await es.indices.get({ index: name, allow_no_indices: true, ignore_unavailable: true, expand_wildcards: 'none' });
+    return Object.prototype.hasOwnProperty.call(response, name);
+  } catch (error) {
+    if (statusOf(error) === 404) return false;
+    throw error;
+  }
+}
+
+/**
+ * Points `alias` at `index` and at nothing else, in one atomic `_aliases` call: a search runs either
+ * against the old index or against the new one, never against none. A concrete index squatting on
+ * the alias's name is removed in the same call.
+ */
+export async function swapAlias(es: Elastic, alias: string, index: string): Promise<string[]> {
+  const old = (await aliasTargets(es, alias)).filter((name) => name !== index);
+  const actions: Record<string, unknown>[] = [];
+  if (await concreteIndexNamed(es, alias)) actions.push({ remove_index: { index: alias } });
+  for (const name of old) actions.push({ remove: { index: name, alias } });
+  actions.push({ add: { index, alias, is_write_index: true } });
+  await es.indices.updateAliases({ actions: actions as never }, SLOW);
+  return old;
+}
+
+/**
+ * Makes sure the alias exists, creating an empty physical index behind it when it does not, so that
+ * writers addressing the alias (sync) never auto-create a concrete index with dynamic mappings.
+ * Returns the alias's target.
+ */
+export async function ensureAlias(es: Elastic, alias: string, kind: IndexKind): Promise<string> {
+  const targets = await aliasTargets(es, alias);
+  if (targets.length > 0) return targets[0]!;
+  const index = await createPhysicalIndex(es, alias, kind);
+  try {
+    await swapAlias(es, alias, index);
+  } catch (error) {
+    await dropIndex(es, index);
+    throw error;
+  }
+  // Two processes may have raced here; whichever alias action came last won. Drop the loser.
+  const now = await aliasTargets(es, alias);
+  if (!now.includes(index)) await dropIndex(es, index);
+  return now[0] ?? index;
+}
+
+/** Every physical index of `alias` that the alias does not point at: leftovers of killed reindexes. */
+export async function strayIndices(es: Elastic, alias: string): Promise<string[]> {
+  const response = await es.cat.indices({ index: physicalPattern(alias), format: 'json', h: 'index', expand_wildcards: 'all' });
+  const targets = new Set(await aliasTargets(es, alias));
+  const pattern = PHYSICAL(alias);
+  return (response as { index?: string }[])
+    .map((row) => row.index ?? '')
+    .filter((name) => pattern.test(name) && !targets.has(name))
+    .sort();
+}
+
+export async function dropIndex(es: Elastic, index: string): Promise<void> {
+  try {
+    await es.indices.delete({ index }, SLOW);
+  } catch (error) {
+    if (statusOf(error) !== 404) throw error;
+  }
+}
+
+/** Documents in an index or alias (after a refresh if asked), or null when it does not exist. */
+export async function countDocuments(es: Elastic, index: string, options: { refresh?: boolean } = {}): Promise<number | null> {
+  try {
+    if (options.refresh) await es.indices.refresh({ index }, SLOW);
+    const { count } = await es.count({ index }, SLOW);
+    return count;
+  } catch (error) {
+    if (statusOf(error) === 404) return null;
+    throw error;
+  }
+}
+
+export function statusOf(error: unknown): number | undefined {
+  return (error as { meta?: { statusCode?: number } })?.meta?.statusCode;
+}
+
+export function errorType(error: unknown): string | undefined {
+  return (error as { meta?: { body?: { error?: { type?: string } } } })?.meta?.body?.error?.type;
+}
