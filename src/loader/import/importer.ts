@@ -1,5 +1,4 @@
-import type { EditionInput, SourcePolicy } from '../stores/postgres/editions.js';
-import { upsertEditions } from '../stores/postgres/editions.js';
+import { upsertEditions, type EditionInput, type SourcePolicy } from './editions.js';
 import type { Pool } from '../../stores/postgres/pool.js';
 import type { ResponseCache } from '../../stores/redis/responseCache.js';
 import type { Logger } from '../../log.js';
