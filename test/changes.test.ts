@@ -1,7 +1,8 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { recordChanges, type Change } from '../src/stores/postgres/changes.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
 import { useApi } from './helpers/env.js';
+import { assertBadRequest } from './helpers/assertions.js';
 
 const api = useApi(test, { server: { rateLimitMax: 1_000_000 } });
 
@@ -19,11 +20,7 @@ async function write(changes: Change[]): Promise<void> {
   await withTransaction(api.world.db, (client) => recordChanges(client, changes));
 }
 
-async function expectBadRequest(t: import('ava').ExecutionContext, query: string, message: string) {
-  const response = await get(`/v1/changes${query}`);
-  t.is(response.status, 400, query);
-  t.deepEqual(await response.json(), { error: { code: 'bad_request', message } }, query);
-}
+const expectBadRequest = async (t: ExecutionContext, query: string, message: string) => assertBadRequest(t, await get(`/v1/changes${query}`), message, query);
 
 test.serial('without since the feed answers 400 "since cursor is required"', async (t) => {
   await expectBadRequest(t, '', 'since cursor is required');

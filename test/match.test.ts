@@ -1,7 +1,8 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { MATCH_THRESHOLD } from '../src/domain/matching.js';
 import type { MatchResult } from '../src/services/match.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { assertBadRequest } from './helpers/assertions.js';
 
 let search: SearchWorld;
 
@@ -18,11 +19,7 @@ const match = async (body: Record<string, unknown>): Promise<MatchResult> => {
   return (await response.json()) as MatchResult;
 };
 
-async function badRequest(t: import('ava').ExecutionContext, body: string, message: string): Promise<void> {
-  const response = await search.post('/v1/match', body);
-  t.is(response.status, 400, body);
-  t.deepEqual(await response.json(), { error: { code: 'bad_request', message } }, body);
-}
+const badRequest = async (t: ExecutionContext, body: string, message: string) => assertBadRequest(t, await search.post('/v1/match', body), message, body);
 
 test('a body without title or isbn is a 400 "title or isbn required"', async (t) => {
   await badRequest(t, '{}', 'title or isbn required');

@@ -6,6 +6,7 @@ import { merge } from '../src/services/merge.js';
 import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
 import { newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { liveBooks } from './helpers/catalogue.js';
 
 // The sample catalogue, indexed, so that search, match and recommendations answer too.
 let search: SearchWorld;
@@ -66,14 +67,8 @@ const toolCall = (name: string, args: Record<string, unknown>, id = 2) => ({ jso
 
 const HUNGER_GAMES = '9780439023481';
 
-/** Live books for the tests that change the catalogue: never The Hunger Games, which the other tests read. */
-const liveBooks = async (count: number, offset: number): Promise<{ id: string; isbn_13: string }[]> =>
-  (
-    await world.db.query(
-      `select id, isbn_13 from books where merged_into is null and isbn_13 is not null and title not like '%Hunger Games%' order by id offset $1 limit $2`,
-      [offset, count],
-    )
-  ).rows;
+/** Which live books the tests that change the catalogue take: never The Hunger Games, which the other tests read. */
+const CHANGEABLE = { withIsbn: true, titleWithout: 'Hunger Games' } as const;
 
 test('the SDK client initializes with the API key, sees the server and its instructions, and gets no session', async (t) => {
   const { client, transport } = await connect();
@@ -227,7 +222,7 @@ test('an unknown tool is a JSON-RPC invalid-params error, not a tool result', as
 });
 
 test.serial('a merged id resolves to the survivor: the JSON GET <Location> answers, and a note naming the survivor', async (t) => {
-  const [from, into] = await liveBooks(2, 40);
+  const [from, into] = await liveBooks(world.db, 2, { ...CHANGEABLE, offset: 40 });
   t.true((await merge(world.db, world.cache, 'book', from!.id, into!.id)).merged);
   const { client } = await connect();
   try {
@@ -255,7 +250,7 @@ test.serial('a merged id resolves to the survivor: the JSON GET <Location> answe
 });
 
 test.serial('a lookup tool answers from the same 24-hour cache entry as its route, and a change drops it for both', async (t) => {
-  const [book] = await liveBooks(1, 60);
+  const [book] = await liveBooks(world.db, 1, { ...CHANGEABLE, offset: 60 });
   const path = `/v1/books/${book!.id}`;
   const { client } = await connect();
   try {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { useApi } from './helpers/env.js';
-import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
 import { runCli } from './helpers/processes.js';
 import type { EntityKind } from '../src/domain/ids.js';
 import { merge as mergeEntities } from '../src/services/merge.js';
@@ -19,11 +19,8 @@ async function merge(kind: EntityKind, from: string, into: string): Promise<{ co
 
 /** Ids of three live books that are not otherwise used by these tests, one per call. */
 let offset = 0;
-async function books(count: number): Promise<{ id: string; work_id: string; isbn_13: string }[]> {
-  const { rows } = await api.world.db.query(
-    'select id, work_id, isbn_13 from books where merged_into is null and isbn_13 is not null order by id offset $1 limit $2',
-    [offset, count],
-  );
+async function books(count: number) {
+  const rows = await liveBooks(api.world.db, count, { offset, withIsbn: true });
   offset += count;
   return rows;
 }

@@ -4,29 +4,16 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { authorKey } from '../src/domain/names.js';
 import { aliasTargets, strayIndices } from '../src/loader/stores/elasticsearch/indices.js';
-import { recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
-import { withTransaction } from '../src/stores/postgres/pool.js';
 import { projectPath } from '../src/paths.js';
 import { reindex } from '../src/loader/index/reindex.js';
 import { syncOnce } from '../src/loader/index/sync.js';
 import { createProgress, formatDuration, progressLine } from '../src/loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
+import { liveBooks, retitle } from './helpers/catalogue.js';
 
 const { world, deps } = useIndexedWorld(test);
-
-async function retitle(bookId: string, title: string): Promise<void> {
-  await withTransaction(world.db, async (client) => {
-    await client.query('update books set title = $2, updated_at = now() where id = $1', [bookId, title]);
-    await recordChanges(client, [{ entity: 'book', id: bookId, operation: 'update' }]);
-  });
-}
-
-async function liveBooks(limit: number): Promise<{ id: string; title: string; work_id: string }[]> {
-  const { rows } = await world.db.query('select id, title, work_id from books where merged_into is null order by id limit $1', [limit]);
-  return rows;
-}
 
 test.serial('reindex builds versioned indices behind the aliases with every live book and author', async (t) => {
   const results = await reindex(deps, 'all', { progress: false });
@@ -61,7 +48,7 @@ test.serial('reindex builds versioned indices behind the aliases with every live
 });
 
 test.serial('search answers throughout a reindex and changes committed during it are not lost', async (t) => {
-  const [first, second, third, fourth] = await liveBooks(4);
+  const [first, second, third, fourth] = await liveBooks(world.db, 4);
   const before = await aliasTargets(deps.es, deps.aliases.books);
   let searches = 0;
   let failures = 0;
@@ -87,13 +74,13 @@ test.serial('search answers throughout a reindex and changes committed during it
     hooks: {
       // Committed after the snapshot was taken: the snapshot does not hold these.
       afterSnapshot: async () => {
-        await retitle(first!.id, 'Changed While Streaming');
+        await retitle(world.db, [first!.id], () => 'Changed While Streaming');
         const outcome = await mergeEntities(world.db, 'book', second!.id, third!.id);
         t.true(outcome.merged);
       },
       // Committed after the catch-up, just before the swap.
       beforeSwap: async () => {
-        await retitle(fourth!.id, 'Changed Before The Swap');
+        await retitle(world.db, [fourth!.id], () => 'Changed Before The Swap');
       },
     },
   });
@@ -170,9 +157,9 @@ test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex 
   ];
   await reindex(deps, 'all', { progress: false });
   for (const [message, delayMs] of phases) {
-    const [book] = await liveBooks(1);
+    const [book] = await liveBooks(world.db, 1);
     const aliasBefore = await aliasTargets(deps.es, deps.aliases.books);
-    await retitle(book!.id, `Retitled Before Killed Reindex ${message} ${delayMs}`);
+    await retitle(world.db, [book!.id], () => `Retitled Before Killed Reindex ${message} ${delayMs}`);
     await killReindexAt(message, delayMs);
     // Whatever phase it died in, the alias points at one complete index and search answers.
     const targets = await aliasTargets(deps.es, deps.aliases.books);
@@ -181,7 +168,7 @@ test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex 
     t.true(count > 0);
     const leftovers = await strayIndices(deps.es, deps.aliases.books);
     t.log(`killed ${delayMs} ms after "${message}": alias ${targets[0] === aliasBefore[0] ? 'kept' : 'swapped'}, ${leftovers.length} leftover indices`);
-    await retitle(book!.id, `Retitled After Killed Reindex ${message} ${delayMs}`);
+    await retitle(world.db, [book!.id], () => `Retitled After Killed Reindex ${message} ${delayMs}`);
     await syncOnce(deps);
     await assertIndexMatches(t, deps);
   }

@@ -1,6 +1,7 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { BookRecord } from '../src/domain/records.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { assertBadRequest } from './helpers/assertions.js';
 
 let search: SearchWorld;
 
@@ -33,11 +34,7 @@ const books = async (query: string): Promise<BookPage> => {
 const authors = async (query: string): Promise<AuthorPage> => (await (await search.get(`/v1/authors/search?${query}`)).json()) as AuthorPage;
 const titles = (page: BookPage): string[] => page.results.map((hit) => hit.book.title);
 
-async function badRequest(t: import('ava').ExecutionContext, path: string, message: string): Promise<void> {
-  const response = await search.get(path);
-  t.is(response.status, 400, path);
-  t.deepEqual(await response.json(), { error: { code: 'bad_request', message } }, path);
-}
+const badRequest = async (t: ExecutionContext, path: string, message: string) => assertBadRequest(t, await search.get(path), message, path);
 
 /** A work with several editions in the sample catalogue, and its title. */
 async function workWithEditions(): Promise<{ workId: string; title: string; editions: number }> {

@@ -11,28 +11,17 @@ import { withTransaction } from '../src/stores/postgres/pool.js';
 import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../src/loader/index/sync.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
+import { liveBookIds, retitle } from './helpers/catalogue.js';
 
 const { world, deps } = useIndexedWorld(test, { reindex: true });
-
-async function retitle(bookIds: string[], title: (id: string) => string): Promise<void> {
-  await withTransaction(world.db, async (client) => {
-    for (const id of bookIds) await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title(id)]);
-    await recordChanges(client, bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
-  });
-}
-
-async function liveBooks(limit: number, offset = 0): Promise<string[]> {
-  const { rows } = await world.db.query<{ id: string }>('select id from books where merged_into is null order by id limit $1 offset $2', [limit, offset]);
-  return rows.map((row) => row.id);
-}
 
 async function checkpoint(): Promise<number> {
   return (await readCheckpoint(world.db, SYNC_CHECKPOINT))?.seq ?? 0;
 }
 
 test.serial('sync applies updates and merges: merged ids leave the index, survivors and renamed authors are refreshed', async (t) => {
-  const [updated] = await liveBooks(1);
-  await retitle([updated!], () => 'A Title Sync Must Carry');
+  const [updated] = await liveBookIds(world.db, 1);
+  await retitle(world.db, [updated!], () => 'A Title Sync Must Carry');
 
   // Two editions credited to different authors: merging them moves ratings and credits.
   const { rows: pair } = await world.db.query<{ from_id: string; into_id: string }>(
@@ -74,8 +63,8 @@ test.serial('sync applies updates and merges: merged ids leave the index, surviv
 });
 
 test.serial('an older write never overwrites a newer one, nor brings a deleted document back', async (t) => {
-  const [book] = await liveBooks(1, 5);
-  await retitle([book!], () => 'Newest Title');
+  const [book] = await liveBookIds(world.db, 1, 5);
+  await retitle(world.db, [book!], () => 'Newest Title');
   await syncOnce(deps);
   const doc = (await allDocuments<{ title: string; updated_seq: number }>(deps.es, deps.aliases.books)).get(book!)!;
   t.is(doc.title, 'Newest Title');
@@ -93,7 +82,7 @@ test.serial('an older write never overwrites a newer one, nor brings a deleted d
   t.is(stats.bulk.indexed, 0);
 
   // A merged book is deleted at the merge's seq; an older write of it cannot resurrect it.
-  const [from, into] = await liveBooks(2, 10);
+  const [from, into] = await liveBookIds(world.db, 2, 10);
   t.true((await mergeEntities(world.db, 'book', from!, into!)).merged);
   await syncOnce(deps);
   const late = new BulkWriter(deps.es, { requireAlias: true });
@@ -104,8 +93,8 @@ test.serial('an older write never overwrites a newer one, nor brings a deleted d
 });
 
 test.serial('the checkpoint does not move when Elasticsearch does not acknowledge', async (t) => {
-  const [book] = await liveBooks(1, 20);
-  await retitle([book!], () => 'Not Yet Acknowledged');
+  const [book] = await liveBookIds(world.db, 1, 20);
+  await retitle(world.db, [book!], () => 'Not Yet Acknowledged');
   const before = await checkpoint();
   // Writes through an alias that does not exist are refused (require_alias): nothing is acknowledged.
   const broken = { ...deps, aliases: { books: `${world.config.indexPrefix}missing-books`, authors: `${world.config.indexPrefix}missing-authors` } };
@@ -117,7 +106,7 @@ test.serial('the checkpoint does not move when Elasticsearch does not acknowledg
 });
 
 test.serial('ratings changes reach the index through sync', async (t) => {
-  const [a, b] = await liveBooks(2, 30);
+  const [a, b] = await liveBookIds(world.db, 2, 30);
   await withTransaction(world.db, async (client) => {
     await client.query(`insert into book_also_liked (book_id, liked) values ($1, $2)`, [a, [b]]);
     await recordChanges(client, [{ entity: 'book', id: a!, operation: 'update' }]);
@@ -170,8 +159,8 @@ async function waitForTitle(bookId: string, title: string, timeoutMs: number): P
 
 test.serial('sync --follow makes a committed change searchable within seconds and stops cleanly on SIGTERM', async (t) => {
   const follower = await spawnFollow();
-  const [book] = await liveBooks(1, 40);
-  await retitle([book!], () => 'Followed Closely');
+  const [book] = await liveBookIds(world.db, 1, 40);
+  await retitle(world.db, [book!], () => 'Followed Closely');
   const lag = await waitForTitle(book!, 'Followed Closely', 10_000);
   t.log(`commit to searchable: ${Math.round(lag)} ms`);
   t.true(lag < 5_000);
@@ -179,14 +168,14 @@ test.serial('sync --follow makes a committed change searchable within seconds an
 });
 
 test.serial('kill -9 of sync at any moment, with writes going on, loses nothing', async (t) => {
-  const books = await liveBooks(200, 50);
+  const books = await liveBookIds(world.db, 200, 50);
   let writing = true;
   let round = 0;
   const writer = (async () => {
     while (writing) {
       round += 1;
       const batch = books.slice((round * 7) % 190, ((round * 7) % 190) + 10);
-      await retitle(batch, (id) => `Write ${round} of ${id}`);
+      await retitle(world.db, batch, (id) => `Write ${round} of ${id}`);
       await sleep(15);
     }
   })();
@@ -198,7 +187,7 @@ test.serial('kill -9 of sync at any moment, with writes going on, loses nothing'
   writing = false;
   await writer;
   // Also a one-shot sync killed mid-way through a backlog.
-  await retitle(books, (id) => `Backlog title of ${id}`);
+  await retitle(world.db, books, (id) => `Backlog title of ${id}`);
   const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'sync', '--page-size', '5'], {
     env: world.env,
     cwd: projectPath(),

@@ -7,6 +7,8 @@ import { goodbooks } from '../../src/loader/import/goodbooks.js';
 import { importCatalogue, type ImportReport } from '../../src/loader/import/importer.js';
 import { createLogger } from '../../src/log.js';
 import { projectPath } from '../../src/paths.js';
+import { recordChanges } from '../../src/stores/postgres/changes.js';
+import { withTransaction, type Pool } from '../../src/stores/postgres/pool.js';
 import type { TestWorld } from './env.js';
 
 export const GOODBOOKS_300 = projectPath('test', 'fixtures', 'goodbooks-300.csv');
@@ -32,4 +34,43 @@ export async function csvFile(lines: string[]): Promise<string> {
 export async function loadSampleCatalogue(world: TestWorld): Promise<void> {
   await importFile(world, 'goodbooks', GOODBOOKS_300);
   await importFile(world, 'book-crossing', BX_SAMPLE);
+}
+
+export interface LiveBook {
+  id: string;
+  title: string;
+  work_id: string;
+  isbn_13: string | null;
+}
+
+interface LiveBookFilter {
+  offset?: number;
+  /** Only books with an ISBN. */
+  withIsbn?: boolean;
+  /** Leaves out books whose title contains this text (books other tests of the file read). */
+  titleWithout?: string;
+}
+
+/** Live books (not merged away) in id order: tests that change the catalogue take each their own slice by `offset`. */
+export function liveBooks(db: Pool, limit: number, filter: LiveBookFilter & { withIsbn: true }): Promise<(LiveBook & { isbn_13: string })[]>;
+export function liveBooks(db: Pool, limit: number, filter?: LiveBookFilter): Promise<LiveBook[]>;
+export async function liveBooks(db: Pool, limit: number, { offset = 0, withIsbn = false, titleWithout }: LiveBookFilter = {}): Promise<LiveBook[]> {
+  const { rows } = await db.query<LiveBook>(
+    `select id, title, work_id, isbn_13 from books
+      where merged_into is null and ($3::boolean is false or isbn_13 is not null) and ($4::text is null or strpos(title, $4) = 0)
+      order by id limit $1 offset $2`,
+    [limit, offset, withIsbn, titleWithout ?? null],
+  );
+  return rows;
+}
+
+export const liveBookIds = async (db: Pool, limit: number, offset = 0): Promise<string[]> =>
+  (await liveBooks(db, limit, { offset })).map((book) => book.id);
+
+/** Retitles books in one transaction and records their changes in the sequence, as a write of the service does. */
+export async function retitle(db: Pool, bookIds: readonly string[], title: (id: string) => string): Promise<void> {
+  await withTransaction(db, async (client) => {
+    for (const id of bookIds) await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title(id)]);
+    await recordChanges(client, bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
+  });
 }
