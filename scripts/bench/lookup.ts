@@ -4,7 +4,7 @@
 // A fourth server runs only the middlewares a cached lookup passes through, composed alone
 // (scripts/bench/partsOnly.ts): what is left without the router, error rendering and path guard.
 // Metering's cost is measured on fresh pairs of servers, metered and not: two processes of the same
-// build differ by up to 20 % on this machine from one start to the next, more than the cost itself.
+// build differ from one start to the next by more than the cost itself (README, Performance).
 // Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
 import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';

@@ -67,8 +67,8 @@ export async function alternate(requests: LoadRequest[], options: { rounds: numb
   for (const request of requests) await load({ ...request, label: 'warm-up', connections: options.connections, durationS: 2 });
   const results = requests.map((): LoadResult[] => []);
   for (let round = 0; round < options.rounds; round++) {
-    // Every other round runs backwards (A B, B A, ...): the kind measured first in a round ran
-    // measurably slower (about 3 % between two identical servers), and must not always be the same.
+    // Every other round runs backwards (A B, B A, ...): the kind measured first in a round runs
+    // measurably slower, so it must not always be the same one.
     const order = [...requests.keys()];
     if (round % 2 === 1) order.reverse();
     for (const index of order) {
