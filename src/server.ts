@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
@@ -25,6 +26,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const app = createApp(services);
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
+  server.on('clientError', answerUnparsable);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -39,6 +41,41 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     stop: () => (stopping ??= drain(server, services, log)),
   };
 }
+
+/**
+ * Node's HTTP parser refuses some requests before Koa sees them (headers over 16 KB, raw bytes that
+ * are not HTTP, an unknown method) and would answer a bare status: answer them in the contract's
+ * error shape too, then close the connection, whose stream can no longer be trusted.
+ */
+function answerUnparsable(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request line and headers are too large: 16 KB at most']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request was not received in time']
+        : [400, `malformed HTTP request: ${PARSER_ERRORS[error.code ?? ''] ?? 'the request could not be parsed'}`];
+  const body = JSON.stringify({ error: { code: status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'bad_request', message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** What a client can act on, for the parser's errors a client can cause. */
+const PARSER_ERRORS: Record<string, string> = {
+  HPE_INVALID_METHOD: 'unknown method',
+  HPE_INVALID_URL: 'the request target has characters a URL may not hold',
+  HPE_INVALID_HEADER_TOKEN: 'a header name or value has characters it may not hold',
+  HPE_INVALID_CONSTANT: 'not an HTTP/1.x request line',
+  HPE_INVALID_VERSION: 'unsupported HTTP version',
+  HPE_UNEXPECTED_CONTENT_LENGTH: 'both Content-Length and Transfer-Encoding',
+  HPE_INVALID_CONTENT_LENGTH: 'invalid Content-Length',
+  HPE_INVALID_TRANSFER_ENCODING: 'invalid Transfer-Encoding',
+  HPE_INVALID_CHUNK_SIZE: 'invalid chunk size',
+};
 
 async function drain(server: Server, services: Services, log: Logger): Promise<void> {
   log.info('stopping: no new connections, finishing in-flight requests');

@@ -76,8 +76,9 @@ test('unknown routes under /v1 need a key first, then answer 404 in the error sh
   t.deepEqual(await response.json(), { error: { code: 'not_found', message: 'no route GET /v1/nothing-here' } });
 });
 
-test('an unknown public path answers 404 in the error shape', async (t) => {
-  const response = await get('/nothing-here');
+test('a path outside the public ones needs a key, then answers 404 in the error shape', async (t) => {
+  t.is((await get('/nothing-here')).status, 401);
+  const response = await get('/nothing-here', api.auth);
   t.is(response.status, 404);
   t.is(((await response.json()) as { error: { code: string } }).error.code, 'not_found');
 });

@@ -54,7 +54,7 @@ test('a work lists its authors, edition count and editions; an author lists thei
 });
 
 test('ids that name nothing are a 404 naming the id', async (t) => {
-  for (const [family, id, kind] of [['books', 'bk_0000000000zz', 'book'], ['works', 'nonsense', 'work'], ['authors', 'au_0000000000zz', 'author']] as const) {
+  for (const [family, id, kind] of [['books', 'bk_0000000000zz', 'book'], ['works', 'wk_0000000000zz', 'work'], ['authors', 'au_0000000000zz', 'author']] as const) {
     const response = await get(`/v1/${family}/${id}`);
     t.is(response.status, 404);
     t.deepEqual(await response.json(), { error: { code: 'not_found', message: `${kind} ${id} not found` } });

@@ -28,7 +28,7 @@ test('the Inspector CLI lists the tools, sending the key as an Authorization hea
 });
 
 test('the Inspector CLI calls lookup_isbn and gets the JSON GET /v1/isbn answers', async (t) => {
-  const run = await inspector([...withKey(), '--method', 'tools/call', '--tool-name', 'lookup_isbn', '--tool-arg', 'isbn=9780439023481']);
+  const run = await inspector([...withKey(), '--method', 'tools/call', '--tool-name', 'lookup_isbn', '--tool-arg', 'isbn=978-0-439-02348-1']);
   t.is(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout) as { content: { type: string; text: string }[]; isError?: boolean };
   t.falsy(result.isError);

@@ -147,16 +147,16 @@ test('each tool answers byte for byte what the HTTP API answers for the same req
   }
 });
 
-test('an ISBN or a cursor sent as a JSON number is read as its digits, as clients like the MCP Inspector send them', async (t) => {
-  const { client } = await connect();
-  try {
-    const byNumber = await callTool(client, 'lookup_isbn', { isbn: Number(HUNGER_GAMES) });
-    t.is(byNumber.content[0]!.text, (await http(`/v1/isbn/${HUNGER_GAMES}`)).text);
-    const changes = await callTool(client, 'list_changes', { since: 0, limit: 3 });
-    t.is(changes.content[0]!.text, (await http('/v1/changes?since=0&limit=3')).text);
-  } finally {
-    await client.close();
-  }
+/** The JSON-RPC error a raw tools/call answers (HTTP 200, as the protocol's errors travel in the body). */
+async function toolCallError(name: string, args: Record<string, unknown>): Promise<{ code: number; message: string } | undefined> {
+  const response = await postMcp(server.url, toolCall(name, args));
+  return ((await response.json()) as { error?: { code: number; message: string } }).error;
+}
+
+test('an ISBN or a cursor sent as a JSON number is invalid params, as the HTTP API takes them only as text', async (t) => {
+  t.deepEqual(await toolCallError('lookup_isbn', { isbn: Number(HUNGER_GAMES) }), { code: -32602, message: 'isbn must be a string' });
+  t.deepEqual(await toolCallError('list_changes', { since: 0, limit: 3 }), { code: -32602, message: 'since must be a string' });
+  t.deepEqual(await toolCallError('match_book', { isbn: Number(HUNGER_GAMES) }), { code: -32602, message: 'isbn must be a string' });
 });
 
 test('a failing tool answers the HTTP API\'s error JSON for the same request, with isError set', async (t) => {
@@ -164,9 +164,9 @@ test('a failing tool answers the HTTP API\'s error JSON for the same request, wi
     ['lookup_isbn', { isbn: '9780439023482' }, '/v1/isbn/9780439023482', 400],
     ['lookup_isbn', { isbn: '9780306406157' }, '/v1/isbn/9780306406157', 404],
     ['get_book', { id: 'bk_0000000000zz' }, '/v1/books/bk_0000000000zz', 404],
-    ['get_work', { id: 'nonsense' }, '/v1/works/nonsense', 404],
+    ['get_work', { id: 'wk_0000000000zz' }, '/v1/works/wk_0000000000zz', 404],
+    ['get_work', { id: 'nonsense' }, '/v1/works/nonsense', 400],
     ['get_author', { id: 'au_0000000000zz' }, '/v1/authors/au_0000000000zz', 404],
-    ['search_books', {}, '/v1/books/search', 400],
     ['search_books', { q: 'potter', limit: 0 }, '/v1/books/search?q=potter&limit=0', 400],
     ['search_books', { q: 'potter', offset: 990, limit: 20 }, '/v1/books/search?q=potter&offset=990&limit=20', 400],
     ['search_books', { q: 'potter', author_id: 'rowling' }, '/v1/books/search?q=potter&author_id=rowling', 400],
@@ -174,13 +174,9 @@ test('a failing tool answers the HTTP API\'s error JSON for the same request, wi
     ['search_authors', { q: ' ' }, '/v1/authors/search?q=%20', 400],
     ['match_book', {}, '/v1/match', 400, '{}'],
     ['match_book', { author: 'Suzanne Collins' }, '/v1/match', 400, '{"author": "Suzanne Collins"}'],
-    ['match_book', { title: 5 }, '/v1/match', 400, '{"title": 5}'],
-    ['match_book', { title: 'Speak', year: 'old' }, '/v1/match', 400, '{"title": "Speak", "year": "old"}'],
-    ['match_book', { title: 'Speak', edition: 2 }, '/v1/match', 400, '{"title": "Speak", "edition": 2}'],
     ['match_book', { isbn: '123' }, '/v1/match', 400, '{"isbn": "123"}'],
     ['recommend_books', { id: 'bk_0000000000zz' }, '/v1/books/bk_0000000000zz/recommendations', 404],
     ['recommend_books', { id: 'bk_0000000000zz', limit: 51 }, '/v1/books/bk_0000000000zz/recommendations?limit=51', 400],
-    ['list_changes', {}, '/v1/changes', 400],
     ['list_changes', { since: 'abc' }, '/v1/changes?since=abc', 400],
     ['list_changes', { since: '0', limit: 5000 }, '/v1/changes?since=0&limit=5000', 400],
   ];
@@ -198,19 +194,42 @@ test('a failing tool answers the HTTP API\'s error JSON for the same request, wi
   }
 });
 
-test('arguments that do not fit the schema are a bad_request in the API\'s error shape', async (t) => {
+test('arguments the tool\'s schema refuses are invalid params, in the words of the HTTP API\'s 400 for the same request', async (t) => {
+  const cases: [tool: string, args: Record<string, unknown>, path: string, body?: string][] = [
+    ['search_books', {}, '/v1/books/search'],
+    ['match_book', { title: 5 }, '/v1/match', '{"title": 5}'],
+    ['match_book', { title: 'Speak', year: 'old' }, '/v1/match', '{"title": "Speak", "year": "old"}'],
+    ['match_book', { title: 'Speak', edition: 2 }, '/v1/match', '{"title": "Speak", "edition": 2}'],
+    ['list_changes', {}, '/v1/changes'],
+  ];
+  for (const [tool, args, path, body] of cases) {
+    const expected = await http(path, key.auth, body);
+    t.is(expected.status, 400, path);
+    const { error } = JSON.parse(expected.text) as { error: { message: string } };
+    t.deepEqual(await toolCallError(tool, args), { code: -32602, message: error.message }, `${tool} ${JSON.stringify(args)}`);
+  }
+});
+
+test('arguments that do not fit the schema are a JSON-RPC invalid-params error in the HTTP API\'s words', async (t) => {
+  t.deepEqual(await toolCallError('lookup_isbn', { isbn: true }), { code: -32602, message: 'isbn must be a string' });
+  t.deepEqual(await toolCallError('get_book', {}), { code: -32602, message: 'id is required' });
+  t.deepEqual(await toolCallError('list_changes', {}), { code: -32602, message: 'since cursor is required' });
+  t.is((await toolCallError('list_changes', { since: '0', limit: 1.5 }))?.code, -32602);
   const { client } = await connect();
   try {
-    const wrongType = await callTool(client, 'lookup_isbn', { isbn: true });
-    t.true(wrongType.isError);
-    t.deepEqual(JSON.parse(wrongType.content[0]!.text), { error: { code: 'bad_request', message: 'isbn must be a string such as "978-0-439-02348-1"' } });
-    const missing = await callTool(client, 'get_book', {});
-    t.deepEqual(JSON.parse(missing.content[0]!.text), { error: { code: 'bad_request', message: 'id is required' } });
-    const fraction = await callTool(client, 'list_changes', { since: '0', limit: 1.5 });
-    t.is((JSON.parse(fraction.content[0]!.text) as { error: { code: string } }).error.code, 'bad_request');
+    const error = await t.throwsAsync(callTool(client, 'get_book', { id: 5 }));
+    t.regex(error!.message, /id must be a string/);
   } finally {
     await client.close();
   }
+});
+
+test('tools/call params that are not {name, arguments} are invalid params, not an internal error', async (t) => {
+  const response = await postMcp(server.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'lookup_isbn', arguments: 'isbn' } });
+  t.is(response.status, 200);
+  const body = (await response.json()) as { id: number; error?: { code: number } };
+  t.is(body.id, 7);
+  t.is(body.error?.code, -32602);
 });
 
 test('an unknown tool is a JSON-RPC invalid-params error, not a tool result', async (t) => {
@@ -393,13 +412,31 @@ test('notifications alone are accepted with 202 and no body', async (t) => {
   t.is(await response.text(), '');
 });
 
-test('a body that is not JSON-RPC, a wrong Content-Type or Accept, or an unknown protocol version are refused in the API\'s error shape', async (t) => {
+test('a body that is not JSON or not JSON-RPC is the protocol\'s parse or invalid-request error', async (t) => {
+  const post = (body: string) =>
+    fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body });
+  const cases: [body: string, code: number, id: string | number | null][] = [
+    ['{"jsonrpc": ', -32700, null],
+    ['', -32700, null],
+    ['{"hello": "world"}', -32600, null],
+    ['[]', -32600, null],
+    ['{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}', -32600, 3],
+  ];
+  for (const [body, code, id] of cases) {
+    const response = await post(body);
+    t.is(response.status, 400, body);
+    const answer = (await response.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+    t.is(answer.jsonrpc, '2.0', body);
+    t.is(answer.id, id, body);
+    t.is(answer.error.code, code, body);
+    t.true(answer.error.message.length > 0, body);
+  }
+});
+
+test('a wrong Content-Type or Accept, or an unknown protocol version are refused in the API\'s error shape', async (t) => {
   const post = (body: string, headers: Record<string, string>) => fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, ...headers }, body });
   const json = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
   const cases: [response: Response, status: number, code: string][] = [
-    [await post('{"hello": "world"}', json), 400, 'bad_request'],
-    [await post('[]', json), 400, 'bad_request'],
-    [await post('{"jsonrpc": ', json), 400, 'bad_request'],
     [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type'],
     [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, Accept: 'text/html' }), 406, 'not_acceptable'],
     [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '1999-01-01' }), 400, 'bad_request'],

@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { loadConfig } from '../../src/config.js';
+import { createRouter } from '../../src/http/app.js';
 import { authenticate } from '../../src/http/middleware/authenticate.js';
 import { pointCache, prefetchPointCache } from '../../src/http/middleware/pointCache.js';
 import { rateLimit } from '../../src/http/middleware/rateLimit.js';
@@ -21,7 +22,7 @@ const services = await buildServices(config, log);
 
 const app = new Koa<RequestState>();
 app.use(requestId());
-app.use(recordRequests(log, services.meter));
+app.use(recordRequests(log, services.meter, createRouter(services)));
 app.use(authenticate(services.authenticator));
 app.use(prefetchPointCache(services.pointCache));
 app.use(rateLimit(services.rateLimiter, log));

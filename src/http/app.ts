@@ -11,25 +11,30 @@ import { requestId } from './middleware/requestId.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
-import { publicRoutes } from './routes/public.js';
+import { PUBLIC_PATHS, publicRoutes } from './routes/public.js';
 import { searchRoutes } from './routes/search.js';
 import type { Middleware, RequestState } from './state.js';
 
-/** Paths that need a key, are metered and draw on the rate budget. */
-const isProtected = (path: string): boolean => path === '/v1' || path.startsWith('/v1/') || path === '/mcp';
-
-/** Authentication, then the rate limit, for protected paths only. */
+/**
+ * The one rule of access: the public paths, spelled exactly, need no key; every other request
+ * (any other spelling, any unknown path) is authenticated, rate limited and metered before the
+ * router sees it.
+ */
 function guard(services: Services): Middleware {
   const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log)]);
-  return (ctx, next) => (isProtected(ctx.path) ? guarded(ctx, next) : next());
+  return (ctx, next) => (PUBLIC_PATHS.has(ctx.path) ? next() : guarded(ctx, next));
 }
 
-/** All routes the server answers; also used by the OpenAPI test to compare against the document. */
+/**
+ * All routes the server answers; also used by the OpenAPI test to compare against the document.
+ * Paths match exactly (case and trailing slash count), and the most specific route wins whatever
+ * the order of registration (`/v1/books/search` over `/v1/books/:id`).
+ */
 export function createRouter(services: Services): Router<RequestState> {
-  const router = new Router<RequestState>();
+  const router = new Router<RequestState>({ sensitive: true, strict: true, exclusive: 'specificity' });
   publicRoutes(router, services);
-  searchRoutes(router, services);
   lookupRoutes(router, services);
+  searchRoutes(router, services);
   changeRoutes(router, services);
   mcpRoutes(router, services);
   return router;
@@ -39,7 +44,7 @@ export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();
   const router = createRouter(services);
   app.use(requestId());
-  app.use(recordRequests(services.log, services.meter));
+  app.use(recordRequests(services.log, services.meter, router));
   app.use(renderErrors(services.log));
   app.use(guard(services));
   app.use(router.routes());

@@ -10,7 +10,8 @@ import {
   type CallToolResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
-  type JSONRPCResultResponse,
+  type JSONRPCResponse,
+  type RequestId,
   type ListToolsResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -49,8 +50,10 @@ async function callTool(context: ToolContext, { name, arguments: args }: CallToo
     const { text, note } = await tool.call(context, args);
     return { content: note === undefined ? [{ type: 'text', text }] : [{ type: 'text', text }, { type: 'text', text: note }] };
   } catch (error) {
+    // Arguments that do not fit the tool's schema are the protocol's error, not the tool's.
+    if (error instanceof McpError) throw error;
     const apiError = asApiError(error);
-    if (apiError.status >= 500) context.services.log.error({ err: error, requestId: context.requestId, tool: name }, 'MCP tool failed');
+    if (apiError.status === 500) context.services.log.error({ err: error, requestId: context.requestId, tool: name }, 'MCP tool failed');
     return { content: [{ type: 'text', text: JSON.stringify(apiError.toJSON()) }], isError: true };
   }
 }
@@ -87,16 +90,39 @@ async function answerThroughServer(context: ToolContext, messages: JSONRPCMessag
  * (each builds an Error) cost more than a whole cached /v1 lookup. The request is checked with the
  * SDK's schema, the handler is the one the Server runs, the envelope is the one it sends.
  */
-async function answerToolCall(context: ToolContext, message: JSONRPCMessage): Promise<JSONRPCResultResponse | null> {
+async function answerToolCall(context: ToolContext, message: JSONRPCMessage): Promise<JSONRPCResponse | null> {
+  if (!isRequest(message) || message.method !== 'tools/call') return null;
   const call = CallToolRequestSchema.safeParse(message);
-  // Anything the SDK would treat specially (a task to create, an unknown tool, a malformed call) goes through it.
-  if (!call.success || !isRequest(message) || call.data.params.task !== undefined || !toolsByName.has(call.data.params.name)) return null;
-  return { result: await callTool(context, call.data.params), jsonrpc: '2.0', id: message.id };
+  if (!call.success) return jsonRpcError(message.id, ErrorCode.InvalidParams, 'tools/call params must be {"name": string, "arguments"?: object}');
+  // Anything the SDK would treat specially (a task to create, an unknown tool) goes through it.
+  if (call.data.params.task !== undefined || !toolsByName.has(call.data.params.name)) return null;
+  try {
+    return { result: await callTool(context, call.data.params), jsonrpc: '2.0', id: message.id };
+  } catch (error) {
+    if (error instanceof McpError) return jsonRpcError(message.id, error.code, error.message.replace(/^MCP error -?\d+: /, ''));
+    throw error;
+  }
+}
+
+/** A JSON-RPC 2.0 error response (`id` null when the request's id could not be read). */
+export const jsonRpcError = (id: RequestId | null, code: number, message: string): JSONRPCResponse =>
+  ({ jsonrpc: '2.0', id, error: { code, message } }) as JSONRPCResponse;
+
+/** A body the protocol cannot take at all (not JSON, not JSON-RPC): answered with HTTP 400 and its JSON-RPC error. */
+export class UnreadableMessage extends Error {
+  constructor(readonly response: JSONRPCResponse) {
+    super('unreadable JSON-RPC message');
+  }
 }
 
 function parseMessages(body: unknown): JSONRPCMessage[] {
   const parsed = (Array.isArray(body) ? body : [body]).map((message) => JSONRPCMessageSchema.safeParse(message));
-  if (parsed.length === 0 || parsed.some((message) => !message.success)) throw badRequest('the body must be a JSON-RPC 2.0 message or a batch of them');
+  if (parsed.length === 0 || parsed.some((message) => !message.success)) {
+    const id = !Array.isArray(body) && typeof body === 'object' && body !== null && 'id' in body && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+    throw new UnreadableMessage(
+      jsonRpcError(id, ErrorCode.InvalidRequest, 'invalid request: the body must be a JSON-RPC 2.0 message (jsonrpc "2.0", a method, an id for requests) or a non-empty batch of them'),
+    );
+  }
   return parsed.map((message) => message.data!);
 }
 

@@ -1,6 +1,6 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod/v4';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
-import { badRequest } from '../errors.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { authorById, bookById, bookByIsbn, workById, type Resolved } from '../services/lookups.js';
@@ -37,7 +37,7 @@ export interface Tool {
   description: string;
   /** The JSON Schema of the arguments, as tools/list shows it. */
   inputSchema: JsonObjectSchema;
-  /** Checks the arguments (a 400 bad_request when they do not fit the schema) and runs the tool. */
+  /** Checks the arguments (JSON-RPC invalid params when they do not fit the schema) and runs the tool. */
   call(context: ToolContext, args: unknown): Promise<ToolAnswer>;
 }
 
@@ -59,7 +59,8 @@ function defineTool<Input extends z.ZodObject>(definition: {
     inputSchema: { ...inputSchema, type: 'object' },
     async call(context, args) {
       const parsed = input.safeParse(args ?? {});
-      if (!parsed.success) throw badRequest(parsed.error.issues.map(describeIssue).join('; '));
+      // The same words as the HTTP API's 400 for the same mistake, as the protocol's invalid-params error.
+      if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, parsed.error.issues.map(describeIssue).join('; '));
       return run(context, parsed.data);
     },
   };
@@ -74,13 +75,6 @@ const requiredText = (name: string, missing = `${name} is required`) =>
   z.string({ error: (issue) => (issue.input === undefined ? missing : `${name} must be a string`) });
 
 const optionalText = (name: string) => z.string({ error: `${name} must be a string` }).optional();
-
-/**
- * An argument that is text in a URL but often arrives as a JSON number (an ISBN-13, the cursor 0):
- * clients such as the MCP Inspector turn digit strings into numbers.
- */
-const digits = (name: string, missing: string, expected: string) =>
-  z.union([z.string(), z.int().nonnegative()], { error: (issue) => (issue.input === undefined ? missing : `${name} must be ${expected}`) }).transform(String);
 
 /** An optional integer, handed to the service as the text a query string would carry; the range is the service's to check. */
 const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
@@ -147,7 +141,7 @@ const lookupIsbn = defineTool({
     'Accepts ISBN-10 or ISBN-13 with or without hyphens or spaces; the check digit is validated (an invalid ISBN is a bad_request). ' +
     `${BOOK_FIELDS} not_found means the ISBN is valid but no book in the catalogue has it; try match_book with the title instead. ${MERGES}`,
   input: z.object({
-    isbn: digits('isbn', 'isbn is required', 'a string such as "978-0-439-02348-1"').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
+    isbn: requiredText('isbn').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
   }),
   run: (context, { isbn }) =>
     pointTool(context, `ISBN ${isbn}`, `/v1/isbn/${encodeURIComponent(isbn)}`, () => bookByIsbn(context.services.reads, isbn), (id) => bookById(context.services.reads, id)),
@@ -235,11 +229,7 @@ const matchBookTool = defineTool({
   input: z.strictObject(
     {
       title: optionalText('title').describe('The title as you have it; subtitle and series in parentheses may stay.'),
-      isbn: z
-        .union([z.string(), z.int().nonnegative()], { error: 'isbn must be a string' })
-        .optional()
-        .transform((value) => (value === undefined ? undefined : String(value)))
-        .describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
+      isbn: optionalText('isbn').describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
       author: optionalText('author').describe('An author\'s name in any common form ("J.R.R. Tolkien", "Tolkien, J. R. R.").'),
       year: z.int({ error: 'year must be an integer such as 1997' }).optional().describe('Year of publication, e.g. 1954.'),
       publisher: optionalText('publisher').describe('Publisher, if known.'),
@@ -276,7 +266,7 @@ const listChanges = defineTool({
     'following `next` sees every change exactly once. has_more true means call again at once; false means you are at the head (come back later with the same `next`). ' +
     'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
   input: z.object({
-    since: digits('since', 'since cursor is required', 'a cursor string such as "0"').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
+    since: requiredText('since', 'since cursor is required').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
     limit: optionalInteger(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
   }),
   run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),

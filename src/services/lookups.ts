@@ -1,4 +1,5 @@
 import { badRequest, notFound } from '../errors.js';
+import { kindOfId, type EntityKind } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
 import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../domain/records.js';
 import type { PointReads } from '../stores/postgres/pointReads.js';
@@ -15,19 +16,35 @@ function resolve<T>(lookup: Lookup<T>, family: string, missing: string, shows: (
   return { record: lookup.found, shows: shows(lookup.found) };
 }
 
+const ID_EXAMPLES: Record<EntityKind, string> = { book: 'bk_5n1x7q0c2r9a', work: 'wk_8d2m4q6s0v1x', author: 'au_3k8d0f1m2x7p' };
+
+/** Quotes client text in a message: JSON escapes (control characters stay visible) and a bound on length. */
+const quoted = (text: string): string => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+
+/**
+ * Refuses, before any store sees it, text that cannot be an id of `kind`: the wrong prefix, NUL or
+ * other control characters, any other length. A store never has to cope with such bytes, and one
+ * such request can never fail the others that share its batched read.
+ */
+function requireId(kind: EntityKind, id: string): void {
+  if (kindOfId(id) !== kind) throw badRequest(`invalid ${kind} id: ${quoted(id)} is not of the form ${ID_EXAMPLES[kind]}`);
+}
+
 const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map((author) => author.id)];
 
 export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
   const isbn = parseIsbn(text);
-  if (!isbn) throw badRequest(`invalid ISBN: "${text}" is not a valid ISBN-10 or ISBN-13`);
+  if (!isbn) throw badRequest(`invalid ISBN: ${quoted(text)} is not a valid ISBN-10 or ISBN-13`);
   return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `no book with ISBN ${isbn.isbn13}`, bookShows);
 }
 
 export async function bookById(reads: PointReads, id: string): Promise<Resolved<BookRecord>> {
+  requireId('book', id);
   return resolve(await reads.book(id), 'books', `book ${id} not found`, bookShows);
 }
 
 export async function workById(reads: PointReads, id: string): Promise<Resolved<WorkRecord>> {
+  requireId('work', id);
   return resolve(await reads.work(id), 'works', `work ${id} not found`, (work) => [
     work.id,
     ...work.editions.map((edition) => edition.id),
@@ -36,6 +53,7 @@ export async function workById(reads: PointReads, id: string): Promise<Resolved<
 }
 
 export async function authorById(reads: PointReads, id: string): Promise<Resolved<AuthorRecord>> {
+  requireId('author', id);
   return resolve(await reads.author(id), 'authors', `author ${id} not found`, (author) => [
     author.id,
     ...author.works.map((work) => work.id),

@@ -8,11 +8,14 @@ const MESSAGES = {
   revoked: 'API key has been revoked',
 } as const;
 
+// The scheme's name is case-insensitive (RFC 9110, 11.1); the key after it is not.
+const BEARER = /^bearer /i;
+
 /** Requires `Authorization: Bearer svc_live_<kid>_<secret>` and records the kid on ctx.state. */
 export const authenticate = (authenticator: Authenticator): Middleware => async (ctx, next) => {
   const header = ctx.get('Authorization');
   if (!header) throw unauthorized('Authorization header is required: Bearer <API key>');
-  if (!header.startsWith('Bearer ')) throw unauthorized("Authorization header must be 'Bearer <API key>'");
+  if (!BEARER.test(header)) throw unauthorized("Authorization header must be 'Bearer <API key>'");
   const verdict = await authenticator.verify(header.slice('Bearer '.length));
   if (!verdict.ok) throw unauthorized(MESSAGES[verdict.reason]);
   ctx.state.kid = verdict.kid;

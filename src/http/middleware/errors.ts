@@ -5,7 +5,8 @@ import type { AppContext, Middleware } from '../state.js';
 /**
  * Turns every failure into the contract's error body, including the bare statuses Koa and the
  * router leave behind (no route, wrong method), so no response ever leaves without
- * `{"error": {"code", "message"}}`.
+ * `{"error": {"code", "message"}}`. A fault (500) is logged with its request; a store that is
+ * away (503) is said by the store's client once per interval, not once per request it fails.
  */
 export const renderErrors = (log: Logger): Middleware => async (ctx, next) => {
   try {
@@ -13,7 +14,7 @@ export const renderErrors = (log: Logger): Middleware => async (ctx, next) => {
     if (ctx.status >= 400 && ctx.body == null) throw bareStatusError(ctx);
   } catch (error) {
     const apiError = error instanceof ApiError ? error : (exposedHttpError(error) ?? asApiError(error));
-    if (apiError.status >= 500) log.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
+    if (apiError.status === 500) log.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
     ctx.status = apiError.status;
     ctx.set(apiError.headers);
     ctx.type = 'application/json';

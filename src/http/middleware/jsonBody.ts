@@ -1,5 +1,5 @@
 import { ApiError, badRequest } from '../../errors.js';
-import type { Middleware } from '../state.js';
+import type { AppContext, Middleware } from '../state.js';
 
 declare module 'koa' {
   interface Request {
@@ -8,8 +8,27 @@ declare module 'koa' {
   }
 }
 
-/** Reads and parses a JSON request body of at most `limitBytes`; anything else is a 400 or 413. */
-export const jsonBody = (limitBytes = 64 * 1024): Middleware => async (ctx, next) => {
+/**
+ * Reads and parses a JSON request body of at most `limitBytes`. A body that is not declared JSON,
+ * or is encoded (gzip...), is refused with 415 before it is read: it would otherwise be parsed by
+ * guesswork. Malformed or empty JSON is a 400, an oversized body a 413.
+ */
+export const jsonBody = (limitBytes = DEFAULT_LIMIT_BYTES): Middleware => async (ctx, next) => {
+  ctx.request.json = await readJsonBody(ctx, limitBytes);
+  await next();
+};
+
+const DEFAULT_LIMIT_BYTES = 64 * 1024;
+
+/** The parsed JSON body of a request (see jsonBody for what is refused and how). */
+export async function readJsonBody(ctx: AppContext, limitBytes = DEFAULT_LIMIT_BYTES): Promise<unknown> {
+  const encoding = ctx.get('Content-Encoding');
+  if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
+    throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported: send the body uncompressed`);
+  }
+  if (ctx.request.length !== 0 && ctx.is('application/json') === false) {
+    throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -26,9 +45,8 @@ export const jsonBody = (limitBytes = 64 * 1024): Middleware => async (ctx, next
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') throw badRequest('request body must be a JSON object');
   try {
-    ctx.request.json = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     throw badRequest('malformed JSON body');
   }
-  await next();
-};
+}

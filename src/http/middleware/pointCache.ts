@@ -2,12 +2,13 @@ import type { PointCache } from '../../services/pointCache.js';
 import type { Middleware } from '../state.js';
 
 /**
- * The 24-hour cache of point lookups (see PointCache), keyed by the URL only. Consulted after
- * authentication and rate limiting; answers `X-Cache: HIT` from Redis or `MISS` after the route,
- * storing successful answers under the entities they show.
+ * The 24-hour cache of point lookups (see PointCache), keyed by the URL's path: these routes define
+ * no query parameters and ignore any, so a client cannot multiply entries by adding some. Consulted
+ * after authentication and rate limiting; answers `X-Cache: HIT` from Redis or `MISS` after the
+ * route, storing successful answers under the entities they show.
  */
 export const pointCache = (points: PointCache): Middleware => async (ctx, next) => {
-  const key = ctx.url;
+  const key = ctx.path;
   const found = await (ctx.state.cacheLookup ?? points.lookup(key, ctx.state.requestId));
   if (found && 'hit' in found) {
     ctx.set('X-Cache', 'HIT');
@@ -30,6 +31,6 @@ const POINT_LOOKUP = /^\/v1\/(?:isbn|books|works|authors)\/(?!search$)[^/]+$/;
  * `pointCache`, once the rate limit has let the request through.
  */
 export const prefetchPointCache = (points: PointCache): Middleware => async (ctx, next) => {
-  if (ctx.method === 'GET' && POINT_LOOKUP.test(ctx.path)) ctx.state.cacheLookup = points.lookup(ctx.url, ctx.state.requestId);
+  if (ctx.method === 'GET' && POINT_LOOKUP.test(ctx.path)) ctx.state.cacheLookup = points.lookup(ctx.path, ctx.state.requestId);
   await next();
 };

@@ -1,13 +1,30 @@
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import { requestLogger, type Logger } from '../../log.js';
 import type { Meter } from '../../services/meter.js';
-import type { Middleware } from '../state.js';
+import type { Middleware, RequestState } from '../state.js';
+
+/** The usage route of a request no route matched. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
+ * The template of the route that answered; for a request answered before routing (401, 429) or
+ * refused by method (405), the template its path would take, the most specific as the router picks.
+ */
+function routeTemplate(router: Router<RequestState>, ctx: RouterContext): string {
+  if (ctx.routerPath) return ctx.routerPath;
+  const { path, pathAndMethod } = router.match(ctx.path, ctx.method);
+  const layers = pathAndMethod.length > 0 ? pathAndMethod : path;
+  const template = layers.reduce<(typeof layers)[number] | undefined>((best, layer) => (!best || layer.paramNames.length < best.paramNames.length ? layer : best), undefined)?.path;
+  return typeof template === 'string' ? template : UNMATCHED_ROUTE;
+}
 
 /**
  * The two records of a finished request, taken at one moment from one timer: a structured log line
  * for every request, and a usage record (when metering is on) for every call made with a valid key.
  * Sitting outside `renderErrors`, it sees the status the client got.
  */
-export function recordRequests(log: Logger, meter: Meter | null): Middleware {
+export function recordRequests(log: Logger, meter: Meter | null, router: Router<RequestState>): Middleware {
   const logRequest = requestLogger(log);
   return async (ctx, next) => {
     const started = performance.now();
@@ -22,8 +39,9 @@ export function recordRequests(log: Logger, meter: Meter | null): Middleware {
         meter.record({
           kid,
           method: ctx.method,
-          // The route pattern, not the URL: ids and search text would make the usage table useless.
-          route: ctx.state.meteredRoute ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
+          // The route's template, never the URL: ids, search text and made-up paths would make the
+          // usage table useless and unbounded, so every path no route matched is one bucket.
+          route: ctx.state.meteredRoute ?? routeTemplate(router, ctx as RouterContext),
           status: ctx.status,
           at: performance.timeOrigin + finished,
           latencyMs: finished - started,

@@ -1,14 +1,14 @@
 import type Router from '@koa/router';
 import { ApiError } from '../../errors.js';
-import { answerMcpPost } from '../../mcp/server.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { answerMcpPost, jsonRpcError, UnreadableMessage } from '../../mcp/server.js';
 import { toolsByName } from '../../mcp/tools.js';
 import type { Services } from '../../services/context.js';
-import { jsonBody } from '../middleware/jsonBody.js';
+import { readJsonBody } from '../middleware/jsonBody.js';
 import { sendJson, type Middleware, type RequestState } from '../state.js';
 
-/** Streamable HTTP asks for a JSON body, and for clients that accept a JSON answer (all of ours are). */
+/** Streamable HTTP asks for clients that accept a JSON answer (all of ours are); the body's type is jsonBody's to check. */
 const mcpMediaTypes: Middleware = async (ctx, next) => {
-  if (!ctx.is('application/json')) throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
   if (!ctx.accepts('application/json')) throw new ApiError(406, 'not_acceptable', 'answers are application/json: Accept must allow it');
   await next();
 };
@@ -20,10 +20,25 @@ const mcpMediaTypes: Middleware = async (ctx, next) => {
  * server has neither.
  */
 export function mcpRoutes(router: Router<RequestState>, services: Services): void {
-  router.post('/mcp', mcpMediaTypes, jsonBody(), async (ctx) => {
-    const body = ctx.request.json;
+  router.post('/mcp', mcpMediaTypes, async (ctx) => {
+    let body: unknown;
+    try {
+      body = await readJsonBody(ctx);
+    } catch (error) {
+      // A body that is not JSON is the protocol's parse error; refused media types stay HTTP's.
+      if (!(error instanceof ApiError) || error.status !== 400) throw error;
+      sendJson(ctx, jsonRpcError(null, ErrorCode.ParseError, `parse error: ${error.message}`), 400);
+      return;
+    }
     ctx.state.meteredRoute = meteredRoute(body);
-    const answer = await answerMcpPost({ services, requestId: ctx.state.requestId }, body, ctx.get('MCP-Protocol-Version') || undefined);
+    let answer;
+    try {
+      answer = await answerMcpPost({ services, requestId: ctx.state.requestId }, body, ctx.get('MCP-Protocol-Version') || undefined);
+    } catch (error) {
+      if (!(error instanceof UnreadableMessage)) throw error;
+      sendJson(ctx, error.response, 400);
+      return;
+    }
     if (answer) {
       sendJson(ctx, answer);
     } else {

@@ -4,7 +4,10 @@ import { checkHealth } from '../../services/health.js';
 import { openApiDocument } from '../openapi.js';
 import { sendJson, type RequestState } from '../state.js';
 
-/** The two routes that need no key and are neither metered nor rate limited. */
+/** The paths that need no key and are neither metered nor rate limited; every other path needs the key. */
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/health', '/openapi.json']);
+
+/** The public routes, one per path of PUBLIC_PATHS. */
 export function publicRoutes(router: Router<RequestState>, services: Services): void {
   const openApi = JSON.stringify(openApiDocument);
   router.get('/health', async (ctx) => {

@@ -12,7 +12,7 @@ function queryParams<Name extends string>(ctx: AppContext, names: readonly Name[
   return Object.fromEntries(names.map((name) => [name, queryParam(ctx, name)])) as Partial<Record<Name, string>>;
 }
 
-/** Book and author search, match and recommendations. Registered before the point lookups, whose `/v1/books/:id` would take `/v1/books/search`. */
+/** Book and author search, match and recommendations. */
 export function searchRoutes(router: Router<RequestState>, services: Services): void {
   router.get('/v1/books/search', async (ctx) => {
     sendJson(ctx, await searchBooks(services, queryParams(ctx, ['q', 'limit', 'offset', 'author_id', 'language', 'year_from', 'year_to', 'editions'])));
