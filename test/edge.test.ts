@@ -1,0 +1,178 @@
+import test from 'ava';
+import { connect } from 'node:net';
+import { loadSampleCatalogue } from './helpers/catalogue.js';
+import { newKey, useApi } from './helpers/env.js';
+
+// What a client can do to the HTTP edge without a key or with bad input: no data without a key,
+// whatever the path's spelling; bad bytes refused before any store; every error in the contract's JSON.
+
+// A wide budget: the concurrency test sends more than the default 120 a minute.
+const api = useApi(test, { prepare: loadSampleCatalogue, server: { rateLimitMax: 100_000 } });
+const HUNGER_GAMES = '9780439023481';
+
+/** A raw HTTP/1.1 exchange, for requests fetch refuses to send; resolves with the status and body. */
+function rawRequest(request: string | Buffer): Promise<{ status: number; contentType: string | undefined; body: string }> {
+  const { port } = new URL(api.server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.end(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+      const contentType = /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1];
+      resolve({ status, contentType, body });
+    });
+  });
+}
+
+const errorShape = (t: import('ava').ExecutionContext, body: unknown, note: string) => {
+  const error = (body as { error?: { code?: unknown; message?: unknown } }).error;
+  t.is(typeof error?.code, 'string', note);
+  t.is(typeof error?.message, 'string', note);
+};
+
+test('no spelling of a data route answers without a key: case, trailing or doubled slashes, percent-encoded letters, dot segments', async (t) => {
+  const { id: bookId } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string };
+  const routes = [`/v1/isbn/${HUNGER_GAMES}`, `/v1/books/${bookId}`, '/v1/books/search?q=hunger', '/v1/authors/search?q=collins', '/v1/changes?since=0', `/v1/books/${bookId}/recommendations`];
+  const variants = (path: string): string[] => {
+    const [pathname, query = ''] = path.split('?');
+    const q = query ? `?${query}` : '';
+    return [
+      path,
+      `${pathname!.toUpperCase()}${q}`,
+      `${pathname!.replace('/v1/', '/V1/')}${q}`,
+      `${pathname}/${q}`,
+      `${pathname!.replace('/v1/', '/v1//')}${q}`,
+      `/${pathname}${q}`,
+      `${pathname!.replace('/v1/', '/%76%31/')}${q}`,
+      `${pathname!.replace('/v1/', '/v1/%2e/')}${q}`,
+      `${pathname!.replace('/v1/', '/x/../v1/')}${q}`,
+    ];
+  };
+  for (const route of routes) {
+    for (const path of variants(route)) {
+      // A raw request line: fetch would normalise dot segments away.
+      const answer = await rawRequest(`GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`);
+      t.true(answer.status === 401 || answer.status === 404, `${path} answered ${answer.status}`);
+      t.false(answer.body.includes('Hunger'), path);
+      errorShape(t, JSON.parse(answer.body), path);
+    }
+  }
+  for (const path of ['/mcp', '/mcp/', '/MCP', '/Mcp', '//mcp']) {
+    const answer = await rawRequest(
+      `POST ${path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n` +
+        `Content-Length: ${Buffer.byteLength(callBody)}\r\n\r\n${callBody}`,
+    );
+    t.true(answer.status === 401 || answer.status === 404, `POST ${path} answered ${answer.status}`);
+    t.false(answer.body.includes('Hunger'), path);
+  }
+  const match = await fetch(`${api.server.url}/V1/match`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"title": "The Hunger Games"}' });
+  t.is(match.status, 401);
+});
+
+const callBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } } });
+
+test('with a key, a misspelt path is a 404, never the route it resembles', async (t) => {
+  for (const path of [`/V1/isbn/${HUNGER_GAMES}`, `/v1/isbn/${HUNGER_GAMES}/`, `/v1//isbn/${HUNGER_GAMES}`, '/MCP']) {
+    const response = await api.get(path);
+    t.is(response.status, 404, path);
+    errorShape(t, await response.json(), path);
+  }
+});
+
+test('an id with a NUL or control character, or of the wrong shape, is a 400 before any store sees it', async (t) => {
+  const cases = ['/v1/books/bk_%00abc', '/v1/books/bk_%00bcdefghjkmn', '/v1/works/wk_%01', '/v1/authors/au_%0a', '/v1/books/bk_%00abc/recommendations', '/v1/books/au_0000000000zz', '/v1/works/x'];
+  for (const path of cases) {
+    const response = await api.get(path);
+    t.is(response.status, 400, path);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    t.is(error.code, 'bad_request', path);
+    t.regex(error.message, /^invalid (book|work|author) id: /, path);
+  }
+});
+
+test('bad requests mixed into concurrent valid lookups never fail one of them', async (t) => {
+  const { id } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string };
+  const valid = Array.from({ length: 190 }, (_, index) => (index % 2 === 0 ? `/v1/books/${id}` : `/v1/books/bk_${String(index).padStart(12, '0')}`));
+  const bad = Array.from({ length: 20 }, (_, index) => `/v1/books/bk_%00${String(index).padStart(9, '0')}`);
+  const paths = [...valid, ...bad].sort(() => Math.random() - 0.5);
+  const answers = await Promise.all(paths.map(async (path) => ({ path, status: (await api.get(path)).status })));
+  for (const { path, status } of answers) {
+    if (path.includes('%00')) t.is(status, 400, path);
+    else t.is(status, path === `/v1/books/${id}` ? 200 : 404, path);
+  }
+  t.is(answers.filter((answer) => answer.status === 200).length, 95);
+});
+
+test('a point lookup ignores query parameters it does not define: junk adds no cache entry', async (t) => {
+  const first = await api.get(`/v1/isbn/${HUNGER_GAMES}?junk=1`);
+  t.is(first.status, 200);
+  for (let index = 0; index < 5; index++) {
+    const response = await api.get(`/v1/isbn/${HUNGER_GAMES}?junk=${Math.random()}`);
+    t.is(response.headers.get('x-cache'), 'HIT');
+  }
+  const keys = await api.world.redis.keys(`${api.world.config.redisPrefix}*`);
+  t.true(keys.some((key) => key.endsWith(`/v1/isbn/${HUNGER_GAMES}`)));
+  t.deepEqual(keys.filter((key) => key.includes('junk')), []);
+});
+
+test('usage records the route template; paths no route matches are one bucket', async (t) => {
+  const key = await newKey(api.world, 'buckets');
+  const junk = `/v1/${'x'.repeat(2000)}`;
+  for (const path of [junk, '/v1/anything/else', '/nothing', `/v1/isbn/${HUNGER_GAMES}`]) await fetch(`${api.server.url}${path}`, { headers: key.auth });
+  await api.server.services.meter!.flush();
+  const { rows } = await api.world.db.query<{ route: string; calls: number }>('select route, count(*)::int as calls from usage where kid = $1 group by route order by route', [key.kid]);
+  t.deepEqual(rows, [
+    { route: '(unmatched)', calls: 3 },
+    { route: '/v1/isbn/:isbn', calls: 1 },
+  ]);
+});
+
+test('the Bearer scheme is case-insensitive; the key itself is not', async (t) => {
+  for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+    const response = await fetch(`${api.server.url}/v1/isbn/${HUNGER_GAMES}`, { headers: { Authorization: `${scheme} ${api.key}` } });
+    t.is(response.status, 200, scheme);
+  }
+  const upper = await fetch(`${api.server.url}/v1/isbn/${HUNGER_GAMES}`, { headers: { Authorization: `Bearer ${api.key.toUpperCase()}` } });
+  t.is(upper.status, 401);
+});
+
+test('a POST body that is not declared JSON, or is encoded, is a 415; malformed JSON is a 400', async (t) => {
+  const post = (headers: Record<string, string>, body: string) => api.get('/v1/match', { method: 'POST', headers, body });
+  const body = '{"title": "The Hunger Games"}';
+  const cases: [headers: Record<string, string>, body: string, status: number, code: string][] = [
+    [{ 'Content-Type': 'text/plain' }, body, 415, 'unsupported_media_type'],
+    [{ 'Content-Type': 'application/x-www-form-urlencoded' }, body, 415, 'unsupported_media_type'],
+    [{ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body, 415, 'unsupported_media_type'],
+    [{ 'Content-Type': 'application/json', 'Content-Encoding': 'br' }, body, 415, 'unsupported_media_type'],
+    [{ 'Content-Type': 'application/json' }, '{"title": ', 400, 'bad_request'],
+    // Declared JSON with parameters is read: the 400 is the contract's answer to an empty object.
+    [{ 'Content-Type': 'application/json; charset=utf-8' }, '{}', 400, 'bad_request'],
+  ];
+  for (const [headers, text, status, code] of cases) {
+    const response = await post(headers, text);
+    t.is(response.status, status, JSON.stringify(headers));
+    t.is(((await response.json()) as { error: { code: string } }).error.code, code);
+  }
+});
+
+test('requests Node\'s parser refuses still answer the contract\'s JSON error', async (t) => {
+  const cases: [request: string | Buffer, status: number, code: string][] = [
+    [`GET /v1/isbn/${'9'.repeat(17_000)} HTTP/1.1\r\nHost: test\r\n\r\n`, 431, 'headers_too_large'],
+    [`GET /v1/isbn/1 HTTP/1.1\r\nHost: test\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    [Buffer.concat([Buffer.from('GET /v1/'), Buffer.from([0xc3, 0xa9, 0xff]), Buffer.from(' HTTP/1.1\r\nHost: test\r\n\r\n')]), 400, 'bad_request'],
+    ['FROB /v1/isbn/1 HTTP/1.1\r\nHost: test\r\n\r\n', 400, 'bad_request'],
+    ['GET /v1/isbn/1 HTTP/1.1\r\nHost: test\r\nBad Header: x\r\n\r\n', 400, 'bad_request'],
+    ['this is not http\r\n\r\n', 400, 'bad_request'],
+  ];
+  for (const [request, status, code] of cases) {
+    const answer = await rawRequest(request);
+    const note = String(request).slice(0, 40);
+    t.is(answer.status, status, note);
+    t.is(answer.contentType, 'application/json', note);
+    t.is(((JSON.parse(answer.body) as { error: { code: string } }).error).code, code, note);
+  }
+});
