@@ -61,7 +61,7 @@ function withLoader<T>(work: (deps: LoaderDeps) => Promise<T>): Promise<T> {
   return withDatabase(async (db) => {
     const es = createElastic(config.elasticsearchUrl);
     try {
-      return await work({ db, es, aliases: indexAliases(config.indexPrefix), log });
+      return await work({ db, es, aliases: indexAliases(config.indexPrefix), log, shape: config.indexShape });
     } finally {
       await es.close();
     }

@@ -1,3 +1,5 @@
+import type { IndexShape } from './loader/stores/elasticsearch/indices.js';
+
 /** Every setting comes from the environment; the defaults suit a developer machine. */
 export interface Config {
   port: number;
@@ -6,9 +8,12 @@ export interface Config {
   redisUrl: string;
   /** Prepended to every Redis key, so several deployments (or test files) can share one server. */
   redisPrefix: string;
+  /** One node's URL, or several comma-separated (a cluster). */
   elasticsearchUrl: string;
   /** Prepended to every Elasticsearch index and alias name. */
   indexPrefix: string;
+  /** Primary shards and replicas of each index the loader builds (INDEX_SHARDS, INDEX_REPLICAS). */
+  indexShape: IndexShape;
   rateLimitMax: number;
   rateLimitWindowS: number;
   /** Lifetime of the point-lookup cache (the contract says 24 hours). */
@@ -38,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: env.REDIS_PREFIX ?? 'bookmeta:',
     elasticsearchUrl: env.ELASTICSEARCH_URL || 'http://127.0.0.1:9200',
     indexPrefix: env.INDEX_PREFIX ?? 'bookmeta-',
+    indexShape: { shards: Math.max(1, integer(env, 'INDEX_SHARDS', 1)), replicas: integer(env, 'INDEX_REPLICAS', 0) },
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 120),
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60),
     pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),

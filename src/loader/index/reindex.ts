@@ -115,7 +115,7 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
         log.info({ index: stray }, 'dropping leftover index');
         await dropIndex(es, stray);
       }
-      const index = await createPhysicalIndex(es, alias, kind, { bulkLoad: true });
+      const index = await createPhysicalIndex(es, alias, kind, { bulkLoad: true, shape: deps.shape });
       log.info({ index, alias }, 'reindex started');
       let swapped = false;
       try {
@@ -126,7 +126,7 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
         }
         const targets = { [kind]: index, aliases: false };
         const caughtUp = await replayChanges(deps, snapshot.seq, await lastSeq(db), targets);
-        await finishBulkLoad(es, index, kind);
+        await finishBulkLoad(es, index, kind, deps.shape);
         await options.hooks?.beforeSwap?.(kind, index);
         const { completeUpTo, count, dropped } = await withSyncWriteLock(lockClient, async () => {
           // replayChanges returns at least `from` (caughtUp, itself at least snapshot.seq).

@@ -3,7 +3,7 @@ import type { Logger } from '../../log.js';
 import type { Elastic, IndexAliases } from '../../stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
 import { authorDocuments, bookDocuments, booksOfAuthors, editionsOfWorks } from '../stores/elasticsearch/documents.js';
-import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
+import { INDEX_KINDS, ensureAlias, statusOf, type IndexShape } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { readChanges, type RecordedChange } from '../../stores/postgres/changes.js';
 import { authorsOfBooks } from '../../stores/postgres/merges.js';
@@ -46,6 +46,8 @@ export interface LoaderDeps {
   es: Elastic;
   aliases: IndexAliases;
   log: Logger;
+  /** Shards and replicas of the indices the loader creates (single node when absent). */
+  shape?: IndexShape;
 }
 
 /** Where writes of each kind go: an alias (sync) or a physical index (reindex catching up). Absent: skip. */
@@ -188,8 +190,8 @@ export async function withSyncWriteLock<T>(client: PoolClient, work: () => Promi
 
 /** Makes sure both aliases exist, so writes through them never auto-create an index. */
 export async function ensureAliases(deps: LoaderDeps): Promise<void> {
-  await ensureAlias(deps.es, deps.aliases.books, 'books');
-  await ensureAlias(deps.es, deps.aliases.authors, 'authors');
+  await ensureAlias(deps.es, deps.aliases.books, 'books', deps.shape);
+  await ensureAlias(deps.es, deps.aliases.authors, 'authors', deps.shape);
 }
 
 /**

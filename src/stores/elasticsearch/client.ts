@@ -2,8 +2,9 @@ import { Client } from '@elastic/elasticsearch';
 
 export type Elastic = Client;
 
+/** `url` names one node, or several comma-separated: the client spreads requests over them and skips a node that is down. */
 export function createElastic(url: string): Elastic {
-  return new Client({ node: url, requestTimeout: 30_000, maxRetries: 2 });
+  return new Client({ nodes: url.split(','), requestTimeout: 30_000, maxRetries: 2 });
 }
 
 /** The aliases clients query; each points at one versioned physical index (see loader/index). */

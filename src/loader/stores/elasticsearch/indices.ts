@@ -12,6 +12,18 @@ import type { Elastic } from '../../../stores/elasticsearch/client.js';
 export type IndexKind = 'books' | 'authors';
 export const INDEX_KINDS: readonly IndexKind[] = ['books', 'authors'];
 
+/**
+ * How an index is spread over a cluster: its primary shards, and the copies of each shard on other
+ * nodes (one replica lets the index keep answering when a node stops). A setting of the loader,
+ * not of the mapping: it depends on the cluster, not on the documents.
+ */
+export interface IndexShape {
+  shards: number;
+  replicas: number;
+}
+
+export const SINGLE_NODE: IndexShape = { shards: 1, replicas: 0 };
+
 interface IndexDefinition {
   settings: { index: Record<string, unknown> } & Record<string, unknown>;
   mappings: Record<string, unknown>;
@@ -43,17 +55,20 @@ export function physicalPattern(alias: string): string {
 const PHYSICAL = (alias: string) => new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-v\\d+$`);
 
 /**
- * Creates a new, empty physical index for `alias` from the mapping file. With `bulkLoad` the index
- * does not refresh (refresh_interval -1) until `finishBulkLoad` restores the mapping's interval.
+ * Creates a new, empty physical index for `alias` from the mapping file, in the given shape. With
+ * `bulkLoad` the index neither refreshes (refresh_interval -1) nor keeps replicas, which would index
+ * every document again, until `finishBulkLoad` restores both.
  */
-export async function createPhysicalIndex(es: Elastic, alias: string, kind: IndexKind, options: { bulkLoad?: boolean } = {}): Promise<string> {
+export async function createPhysicalIndex(es: Elastic, alias: string, kind: IndexKind, options: { bulkLoad?: boolean; shape?: IndexShape } = {}): Promise<string> {
+  const { shards, replicas } = options.shape ?? SINGLE_NODE;
   const definition = await indexDefinition(kind);
   // Date.now() alone could repeat for two creations in the same millisecond: never reuse a name.
   let stamp = Date.now();
   for (;;) {
     const name = `${alias}-v${stamp}`;
     const settings = structuredClone(definition.settings);
-    if (options.bulkLoad) settings.index = { ...settings.index, refresh_interval: '-1' };
+    settings.index = { ...settings.index, number_of_shards: shards, number_of_replicas: options.bulkLoad ? 0 : replicas };
+    if (options.bulkLoad) settings.index.refresh_interval = '-1';
     try {
       await es.indices.create({ index: name, settings, mappings: definition.mappings, wait_for_active_shards: 1 }, SLOW);
       return name;
@@ -64,11 +79,11 @@ export async function createPhysicalIndex(es: Elastic, alias: string, kind: Inde
   }
 }
 
-/** Restores the mapping's refresh interval after a bulk load and makes everything searchable. */
-export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind): Promise<void> {
+/** Restores the mapping's refresh interval and the shape's replicas after a bulk load, and makes everything searchable. */
+export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind, shape: IndexShape = SINGLE_NODE): Promise<void> {
   const definition = await indexDefinition(kind);
   const interval = (definition.settings.index.refresh_interval as string | undefined) ?? '1s';
-  await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval } } }, SLOW);
+  await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval, number_of_replicas: shape.replicas } } }, SLOW);
   await es.indices.refresh({ index }, SLOW);
 }
 
@@ -114,10 +129,10 @@ export async function swapAlias(es: Elastic, alias: string, index: string): Prom
  * writers addressing the alias (sync) never auto-create a concrete index with dynamic mappings.
  * Returns the alias's target.
  */
-export async function ensureAlias(es: Elastic, alias: string, kind: IndexKind): Promise<string> {
+export async function ensureAlias(es: Elastic, alias: string, kind: IndexKind, shape: IndexShape = SINGLE_NODE): Promise<string> {
   const targets = await aliasTargets(es, alias);
   if (targets.length > 0) return targets[0]!;
-  const index = await createPhysicalIndex(es, alias, kind);
+  const index = await createPhysicalIndex(es, alias, kind, { shape });
   try {
     await swapAlias(es, alias, index);
   } catch (error) {
