@@ -98,7 +98,7 @@ program
   .command('serve')
   .description('run the API server (migrates first); stops gracefully on SIGTERM or SIGINT')
   .action(async () => {
-    const serverLog = createLogger(config.logLevel, { chunked: true });
+    const serverLog = createLogger(config.logLevel, { buffered: true });
     const server = await startServer(config, serverLog);
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
-import type { Logger } from './log.js';
+import { flushLog, type Logger } from './log.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
 import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
@@ -89,5 +89,5 @@ async function drain(server: Server, services: Services, log: Logger): Promise<v
   clearTimeout(forced);
   await closeServices(services);
   log.info('stopped');
-  log.flush();
+  await flushLog(log);
 }

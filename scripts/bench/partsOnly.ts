@@ -17,7 +17,7 @@ import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, { chunked: true });
+const log = createLogger(config.logLevel, { buffered: true });
 const services = await buildServices(config, log);
 
 const app = new Koa<RequestState>();

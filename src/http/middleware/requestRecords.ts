@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
-import { requestLogger, type Logger } from '../../log.js';
+import type { Logger } from '../../log.js';
 import type { Meter } from '../../services/meter.js';
 import type { Middleware, RequestState } from '../state.js';
 
@@ -25,7 +25,6 @@ function routeTemplate(router: Router<RequestState>, ctx: RouterContext): string
  * Sitting outside `renderErrors`, it sees the status the client got.
  */
 export function recordRequests(log: Logger, meter: Meter | null, router: Router<RequestState>): Middleware {
-  const logRequest = requestLogger(log);
   return async (ctx, next) => {
     const started = performance.now();
     try {
@@ -34,7 +33,7 @@ export function recordRequests(log: Logger, meter: Meter | null, router: Router<
       const finished = performance.now();
       const { requestId, kid } = ctx.state;
       // The URL is logged without its query: search text is the user's business.
-      logRequest({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((finished - started) * 10) / 10, kid });
+      log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((finished - started) * 10) / 10, kid }, 'request');
       if (meter && kid) {
         meter.record({
           kid,
