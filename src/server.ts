@@ -24,7 +24,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const applied = await migrate(services.db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const app = createApp(services);
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Node's own answers to a missing Host and an unknown Expect have no body: the app gives them one (protocolRules).
+  const server = createServer({ requireHostHeader: false }, handle);
+  server.on('checkExpectation', handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   server.on('clientError', answerUnparsable);
   await new Promise<void>((resolve, reject) => {

@@ -5,6 +5,7 @@ import type { Services } from '../services/context.js';
 import { authenticate } from './middleware/authenticate.js';
 import { renderErrors } from './middleware/errors.js';
 import { prefetchPointCache } from './middleware/pointCache.js';
+import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
 import { requestId } from './middleware/requestId.js';
@@ -46,6 +47,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(requestId());
   app.use(recordRequests(services.log, services.meter, router));
   app.use(renderErrors(services.log));
+  app.use(protocolRules());
   app.use(guard(services));
   app.use(router.routes());
   app.use(router.allowedMethods());

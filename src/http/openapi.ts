@@ -27,7 +27,7 @@ const cacheHeader: Record<string, Json> = {
 /** The responses every authenticated route can give besides its own. */
 const commonErrors: Record<string, Json> = {
   '401': {
-    description: 'Missing, malformed, unknown or revoked key (`code` is `unauthorized`). Carries `WWW-Authenticate: Bearer`.',
+    description: 'Missing, malformed, unknown or revoked key (`code` is `unauthorized`); the scheme `Bearer` may be in any case. Carries `WWW-Authenticate: Bearer`.',
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
     content: { 'application/json': { schema: ref('Error') } },
   },
@@ -38,6 +38,11 @@ const commonErrors: Record<string, Json> = {
   },
   '500': errorResponse('Server fault (`code` is `internal`); retry with backoff.'),
 };
+
+/** What a route that reads a JSON body answers to any other body (jsonBody). */
+const unsupportedBody = errorResponse(
+  '`Content-Type` is not `application/json`, or `Content-Encoding` is other than `identity` (`code` `unsupported_media_type`); the body is not read.',
+);
 
 const idParameter = (what: string): Json => ({
   name: 'id',
@@ -182,6 +187,7 @@ const searchPaths: Record<string, Json> = {
             '(`year must be an integer such as 1997`), too long (500 characters) or unknown; or only an `isbn` that is not a valid ISBN.',
         ),
         '413': errorResponse('Body larger than 64 KiB (`code` `payload_too_large`).'),
+        '415': unsupportedBody,
         ...commonErrors,
       },
     },
@@ -281,6 +287,9 @@ export const openApiDocument = {
     description:
       'Read-oriented book metadata: lookups by ISBN and id, search, match, recommendations and a change feed. ' +
       'Every `/v1` route needs `Authorization: Bearer svc_live_<kid>_<secret>`. Every error body is `{"error": {"code", "message"}}`. ' +
+      'Paths are exact and case-sensitive: only `/health` and `/openapi.json` need no key, and any other path, in any spelling, is refused 401 without one and 404 with one. ' +
+      'Requests HTTP itself refuses get the same error body: 400 `bad_request` (a malformed request line or header, HTTP/1.1 without `Host`), 408 `request_timeout`, ' +
+      '417 `expectation_failed` (an `Expect` other than `100-continue`) and 431 `headers_too_large` (request line and headers over 16 KB). ' +
       'Ids are opaque, URL-safe and stable; their prefix shows what they name (`bk_` book edition, `wk_` work, `au_` author). ' +
       'Unknown fields of a record are `null`, never missing.',
   },
@@ -370,7 +379,7 @@ export const openApiDocument = {
           '400': errorResponse('Malformed JSON, a body that is not JSON-RPC 2.0, or an unsupported `MCP-Protocol-Version`.'),
           '406': errorResponse('`Accept` does not allow `application/json` (`code` `not_acceptable`).'),
           '413': errorResponse('Body larger than 64 KiB (`code` `payload_too_large`).'),
-          '415': errorResponse('`Content-Type` is not `application/json` (`code` `unsupported_media_type`).'),
+          '415': unsupportedBody,
           ...commonErrors,
         },
       },
@@ -389,7 +398,12 @@ export const openApiDocument = {
             type: 'object',
             required: ['code', 'message'],
             properties: {
-              code: { type: 'string', description: 'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, payload_too_large, unsupported_media_type, rate_limited, internal.' },
+              code: {
+                type: 'string',
+                description:
+                  'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, request_timeout, payload_too_large, unsupported_media_type, ' +
+                  'expectation_failed, headers_too_large, rate_limited, internal.',
+              },
               message: { type: 'string', description: 'Human-readable; safe to log; do not parse.' },
             },
           },
