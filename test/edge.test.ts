@@ -1,5 +1,7 @@
 import test from 'ava';
 import { connect } from 'node:net';
+import { createRouter } from '../src/http/app.js';
+import { PUBLIC_PATHS } from '../src/http/routes/public.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { newKey, useApi } from './helpers/env.js';
 
@@ -34,43 +36,48 @@ const errorShape = (t: import('ava').ExecutionContext, body: unknown, note: stri
   t.is(typeof error?.message, 'string', note);
 };
 
-test('no spelling of a data route answers without a key: case, trailing or doubled slashes, percent-encoded letters, dot segments', async (t) => {
-  const { id: bookId } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string };
-  const routes = [`/v1/isbn/${HUNGER_GAMES}`, `/v1/books/${bookId}`, '/v1/books/search?q=hunger', '/v1/authors/search?q=collins', '/v1/changes?since=0', `/v1/books/${bookId}/recommendations`];
-  const variants = (path: string): string[] => {
-    const [pathname, query = ''] = path.split('?');
-    const q = query ? `?${query}` : '';
-    return [
-      path,
-      `${pathname!.toUpperCase()}${q}`,
-      `${pathname!.replace('/v1/', '/V1/')}${q}`,
-      `${pathname}/${q}`,
-      `${pathname!.replace('/v1/', '/v1//')}${q}`,
-      `/${pathname}${q}`,
-      `${pathname!.replace('/v1/', '/%76%31/')}${q}`,
-      `${pathname!.replace('/v1/', '/v1/%2e/')}${q}`,
-      `${pathname!.replace('/v1/', '/x/../v1/')}${q}`,
-    ];
-  };
-  for (const route of routes) {
-    for (const path of variants(route)) {
-      // A raw request line: fetch would normalise dot segments away.
-      const answer = await rawRequest(`GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`);
-      t.true(answer.status === 401 || answer.status === 404, `${path} answered ${answer.status}`);
-      t.false(answer.body.includes('Hunger'), path);
-      errorShape(t, JSON.parse(answer.body), path);
+/** Every spelling of a path that is not the path: case, trailing or doubled slashes, percent-encoded letters, dot segments. */
+function misspellings(pathname: string): string[] {
+  const [, first = '', rest = ''] = /^\/([^/]*)(.*)$/.exec(pathname)!;
+  return [
+    pathname.toUpperCase(),
+    `/${first[0]!.toUpperCase()}${first.slice(1)}${rest}`,
+    `${pathname}/`,
+    `/${first}/${rest}`,
+    `/${pathname}`,
+    `/%${first.charCodeAt(0).toString(16)}${first.slice(1)}${rest}`,
+    `/%2e/${first}${rest}`,
+    `/./${first}${rest}`,
+    `/x/../${first}${rest}`,
+  ];
+}
+
+test('no spelling of any data route answers without a key: case, trailing or doubled slashes, percent-encoded letters, dot segments', async (t) => {
+  const { id: bookId, work_id: workId, authors } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string; work_id: string; authors: { id: string }[] };
+  const values: Record<string, string> = { isbn: HUNGER_GAMES, books: bookId, works: workId, authors: authors[0]!.id };
+  const queries: Record<string, string> = { '/v1/books/search': '?q=hunger', '/v1/authors/search': '?q=collins', '/v1/changes': '?since=0' };
+  const bodies: Record<string, string> = { '/v1/match': '{"title": "The Hunger Games"}', '/mcp': callBody };
+  const routes = createRouter(api.server.services).stack.filter((layer) => !PUBLIC_PATHS.has(String(layer.path)));
+  t.true(routes.length >= 10, 'every data route of the router is walked');
+  for (const layer of routes) {
+    const template = String(layer.path);
+    const pathname = template.replace(/^\/v1\/(\w+)\/:\w+/, (_, family: string) => `/v1/${family}/${values[family]!}`);
+    for (const method of layer.methods.filter((name) => name !== 'HEAD')) {
+      const body = bodies[template] ?? '';
+      for (const path of [pathname, ...misspellings(pathname)]) {
+        // A raw request line: fetch would normalise dot segments away.
+        const answer = await rawRequest(
+          `${method} ${path}${queries[template] ?? ''} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+            `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        const note = `${method} ${path} (${template})`;
+        // Any path but the public ones needs the key first, in whatever spelling.
+        t.is(answer.status, 401, note);
+        t.false(/Hunger|Collins/.test(answer.body), note);
+        errorShape(t, JSON.parse(answer.body), note);
+      }
     }
   }
-  for (const path of ['/mcp', '/mcp/', '/MCP', '/Mcp', '//mcp']) {
-    const answer = await rawRequest(
-      `POST ${path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n` +
-        `Content-Length: ${Buffer.byteLength(callBody)}\r\n\r\n${callBody}`,
-    );
-    t.true(answer.status === 401 || answer.status === 404, `POST ${path} answered ${answer.status}`);
-    t.false(answer.body.includes('Hunger'), path);
-  }
-  const match = await fetch(`${api.server.url}/V1/match`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"title": "The Hunger Games"}' });
-  t.is(match.status, 401);
 });
 
 const callBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } } });

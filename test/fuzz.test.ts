@@ -15,7 +15,7 @@ import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 // Property-based tests of the HTTP edge: requests made of every route's pieces and of junk (paths,
 // query parameters, headers, bodies, with and without a key, and raw bytes Node's parser refuses).
 // Whatever comes in: no 5xx, every error in the contract's JSON, no data without a key, and no
-// secret in any line the server logs. MCP's tools have their own fuzz (test/mcp-fuzz.test.ts).
+// secret in any line the server logs. MCP's tools are fuzzed in a file of their own.
 
 let world: TestWorld;
 let deps: TestLoaderDeps;
