@@ -66,7 +66,7 @@ test.after.always(async () => {
 });
 
 // Runs per property, chosen to keep the file within about 30 to 60 s on the shared machine.
-const RUNS = { routes: 3_000, paths: 1_000, bodies: 1_000, raw: 800 };
+const RUNS = { routes: 1_500, paths: 600, bodies: 600, raw: 500 };
 
 interface FuzzRequest {
   method: string;
