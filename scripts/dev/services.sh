@@ -28,3 +28,11 @@ ensure_postgres_and_redis() {
     for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
   fi
 }
+
+# Debian's Chromium, which the docs page's test drives headless (test/docs.test.ts).
+ensure_chromium() {
+  if ! command -v chromium >/dev/null; then
+    echo "installing Chromium (apt-get)" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2
+  fi
+}

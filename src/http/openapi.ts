@@ -315,6 +315,26 @@ export const openApiDocument = {
         responses: { '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
+    '/docs': {
+      get: {
+        summary: 'Interactive API reference',
+        description: 'This document rendered as a page (Swagger UI, served from the service itself: nothing is loaded from elsewhere). Public: no key, not metered, not rate limited.',
+        security: [],
+        responses: { '200': { description: 'The HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/docs/{asset}': {
+      get: {
+        summary: 'A file of the reference page',
+        description: 'The stylesheet, scripts and icon `/docs` loads. Public, like the page.',
+        security: [],
+        parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'start.js'] } }],
+        responses: {
+          '200': { description: 'The file.', content: { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string' } } } },
+          '401': errorResponse('Any other name: not a public path, so it needs the key like every path outside the public list.'),
+        },
+      },
+    },
     '/v1/isbn/{isbn}': pointLookup(
       'Look up a book by ISBN',
       'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
