@@ -3,9 +3,10 @@ import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe, type MatchSignals
 import type { BookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
-import { badRequest } from '../errors.js';
-import { matchCandidateIds } from '../stores/elasticsearch/matchCandidates.js';
+import { ApiError, badRequest } from '../errors.js';
+import { matchCandidateIds, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
+import { perTurn } from '../stores/perTurn.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
 import type { SearchServices } from './search.js';
 
@@ -78,29 +79,32 @@ export async function bookWithIsbn({ reads }: Pick<SearchServices, 'reads'>, isb
   return live && 'found' in live ? live.found : null;
 }
 
-/** The candidates from the ISBN's book and the titles found, assessed, the best edition of each work, best first. */
-async function assessedCandidates({ db, elastic, indices }: SearchServices, probe: MatchProbe, isbnBook: BookRecord | null, mode: Spelling): Promise<MatchCandidate[]> {
-  const titleIds =
-    probe.title === null
-      ? []
-      : await matchCandidateIds(elastic, indices.books, { title: withoutTrailingParenthetical(splitTitle(probe.title).title), fullTitle: probe.title, author: probe.author }, mode, CANDIDATE_POOL);
-  const books = await booksByIds(db, titleIds.filter((id) => id !== isbnBook?.id));
-  const assessed = [...(isbnBook ? [isbnBook] : []), ...books]
-    .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book)), book }))
-    .sort((a, b) => b.confidence - a.confidence || b.book.ratings_count - a.book.ratings_count);
-  const bestOfWork = new Map<string, MatchCandidate>();
-  for (const candidate of assessed) if (!bestOfWork.has(candidate.book.work_id)) bestOfWork.set(candidate.book.work_id, candidate);
-  return [...bestOfWork.values()].slice(0, MATCH_CANDIDATES_SHOWN);
-}
+/** What to look up in the index for a record that has a title. */
+const candidateProbe = (title: string, author: string | null): CandidateProbe => ({ title: withoutTrailingParenthetical(splitTitle(title).title), fullTitle: title, author });
 
 /**
- * Titles are looked up as written first; only when that finds no match are typos tolerated, which
- * costs most of the time of a match and which a clean record does not need.
+ * For each record, the candidates from its ISBN's book and the titles found, assessed, the best
+ * edition of each work, best first. The titles of all the records are one request to the index,
+ * and the books they find one read of PostgreSQL.
  */
-async function findMatch(services: SearchServices, probe: MatchProbe): Promise<MatchResult> {
-  const isbnBook = probe.isbn === null ? null : await bookWithIsbn(services, probe.isbn.isbn13);
-  let candidates = await assessedCandidates(services, probe, isbnBook, 'exact');
-  if (probe.title !== null && (candidates[0]?.confidence ?? 0) < MATCH_THRESHOLD) candidates = await assessedCandidates(services, probe, isbnBook, 'typos');
+async function assessedCandidates({ db, elastic, indices }: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling): Promise<MatchCandidate[][]> {
+  const titled = probes.flatMap((probe, index) => (probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }]));
+  const found = await matchCandidateIds(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL);
+  const titleIds: string[][] = probes.map(() => []);
+  titled.forEach(({ index }, at) => (titleIds[index] = found[at]!.filter((id) => id !== isbnBooks[index]?.id)));
+  const books = new Map((await booksByIds(db, [...new Set(titleIds.flat())])).map((book) => [book.id, book]));
+  return probes.map((probe, index) => {
+    const isbnBook = isbnBooks[index] ?? null;
+    const assessed = [...(isbnBook ? [isbnBook] : []), ...titleIds[index]!.flatMap((id) => books.get(id) ?? [])]
+      .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book)), book }))
+      .sort((a, b) => b.confidence - a.confidence || b.book.ratings_count - a.book.ratings_count);
+    const bestOfWork = new Map<string, MatchCandidate>();
+    for (const candidate of assessed) if (!bestOfWork.has(candidate.book.work_id)) bestOfWork.set(candidate.book.work_id, candidate);
+    return [...bestOfWork.values()].slice(0, MATCH_CANDIDATES_SHOWN);
+  });
+}
+
+function matchResult(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult {
   const best = candidates[0];
   if (best === undefined) {
     const isbn = probe.isbnText === null ? 'absent' : probe.isbn === null ? 'invalid' : 'unknown';
@@ -109,7 +113,51 @@ async function findMatch(services: SearchServices, probe: MatchProbe): Promise<M
   return { match: best.confidence >= MATCH_THRESHOLD ? best.book : null, confidence: best.confidence, signals: best.signals, candidates };
 }
 
+/**
+ * Titles are looked up as written first; only when that finds no match are typos tolerated, which
+ * costs most of the time of a match and which a clean record does not need. Records are matched
+ * together, each as if alone: one round of the index for all of them, and one more for those
+ * that need typos tolerated.
+ */
+async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
+  const isbnBooks = await Promise.all(probes.map((probe) => (probe.isbn === null ? null : bookWithIsbn(services, probe.isbn.isbn13))));
+  const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact');
+  const retried = probes.flatMap((probe, index) => (probe.title !== null && (candidates[index]![0]?.confidence ?? 0) < MATCH_THRESHOLD ? [index] : []));
+  if (retried.length > 0) {
+    const typos = await assessedCandidates(services, retried.map((index) => probes[index]!), retried.map((index) => isbnBooks[index]!), 'typos');
+    retried.forEach((index, at) => (candidates[index] = typos[at]!));
+  }
+  return probes.map((probe, index) => matchResult(probe, candidates[index]!));
+}
+
+const matchKey = (probe: MatchProbe): string => `match:${JSON.stringify(probe)}`;
+
 export async function matchBook(services: SearchServices, body: unknown): Promise<MatchResult> {
   const probe = parseMatchRequest(body);
-  return services.shortCache.through(`match:${JSON.stringify(probe)}`, async () => ({ value: await findMatch(services, probe), cacheable: true }));
+  return services.shortCache.through(matchKey(probe), async () => ({ value: (await findMatches(services, [probe]))[0]!, cacheable: true }));
+}
+
+/**
+ * Several records, each answered as matchBook answers it (from the same short cache) or with the
+ * 400 it would get, in their order. The records the cache does not hold are matched together
+ * (findMatches): those whose cache reads come back in one turn of the event loop share the
+ * index's round trips.
+ */
+export async function matchBooks(services: SearchServices, bodies: readonly unknown[]): Promise<(MatchResult | ApiError)[]> {
+  const matchInTurn = perTurn<MatchProbe, MatchResult>(async (groups) => {
+    const results = await findMatches(services, groups.map((group) => group.key));
+    return groups.map((group, index) => new Array<MatchResult>(group.count).fill(results[index]!));
+  });
+  return Promise.all(
+    bodies.map(async (body) => {
+      let probe: MatchProbe;
+      try {
+        probe = parseMatchRequest(body);
+      } catch (error) {
+        if (error instanceof ApiError) return error;
+        throw error;
+      }
+      return services.shortCache.through(matchKey(probe), async () => ({ value: await matchInTurn(probe), cacheable: true }));
+    }),
+  );
 }

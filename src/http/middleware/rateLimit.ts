@@ -1,14 +1,16 @@
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { RateLimiter } from '../../stores/redis/rateLimiter.js';
-import type { Middleware } from '../state.js';
+import type { RateDecision, RateLimiter } from '../../stores/redis/rateLimiter.js';
+import type { AppContext, Middleware } from '../state.js';
 
 /**
  * Spends one request of the key's budget and says so in RateLimit-* headers. If Redis cannot be
  * reached the request goes through (logged): an outage of the limiter should not become an outage
- * of the API.
+ * of the API. A request for which `spendsItself` holds (a batch: its items draw on the budget, and
+ * only its body says how many) is left to its route, which calls `spendItems`.
  */
-export const rateLimit = (limiter: RateLimiter, log: Logger): Middleware => async (ctx, next) => {
+export const rateLimit = (limiter: RateLimiter, log: Logger, spendsItself: (ctx: AppContext) => boolean = () => false): Middleware => async (ctx, next) => {
+  if (spendsItself(ctx)) return next();
   let decision;
   try {
     decision = await limiter.take(ctx.state.kid!);
@@ -16,17 +18,40 @@ export const rateLimit = (limiter: RateLimiter, log: Logger): Middleware => asyn
     log.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request allowed');
     return next();
   }
+  enforce(ctx, decision, limiter.windowS, `${decision.limit} requests per ${limiter.windowS} seconds`);
+  await next();
+};
+
+/**
+ * Spends `count` units of the key's budget for the items of one batch request, all or none: a
+ * batch the remaining budget cannot cover is refused whole (429, with the wait until it fits), so
+ * no batch is ever half done. Redis trouble lets it through, as for a single request.
+ */
+export async function spendItems(ctx: AppContext, limiter: RateLimiter, log: Logger, count: number): Promise<void> {
+  let decision;
+  try {
+    decision = await limiter.takeWhole(ctx.state.kid!, count);
+  } catch (error) {
+    log.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request allowed');
+    return;
+  }
+  const unit = count === 1 ? 'item' : 'items';
+  const fits = count <= decision.limit ? `${decision.remaining} left of ${decision.limit}` : `more than the whole budget of ${decision.limit}; send smaller batches`;
+  enforce(ctx, decision, limiter.windowS, `a batch of ${count} ${unit} needs ${count} requests of the budget (${decision.limit} requests per ${limiter.windowS} seconds): ${fits}`);
+}
+
+/** Says the decision in RateLimit-* headers; a refusal is the 429, with Retry-After. */
+function enforce(ctx: AppContext, decision: RateDecision, windowS: number, exceeded: string): void {
   const resetS = Math.ceil(decision.resetMs / 1000);
   ctx.set({
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
     'RateLimit-Reset': String(resetS),
-    'RateLimit-Policy': `${decision.limit};w=${limiter.windowS}`,
+    'RateLimit-Policy': `${decision.limit};w=${windowS}`,
   });
   if (!decision.allowed) {
-    throw new ApiError(429, 'rate_limited', `rate limit exceeded: ${decision.limit} requests per ${limiter.windowS} seconds; retry in ${resetS} s`, {
+    throw new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, {
       'Retry-After': String(Math.max(1, resetS)),
     });
   }
-  await next();
-};
+}

@@ -1,3 +1,4 @@
+import type { estypes } from '@elastic/elasticsearch';
 import type { Elastic } from './client.js';
 import { contentWords, MATCH_FUZZY, type Spelling } from './search.js';
 
@@ -21,11 +22,23 @@ const MOST = '2<66%'; // up to two words: all of them; more: two in three
 // How many of the best matches the title phrase reorders before the candidates are taken.
 const RESCORED = 300;
 
-export async function matchCandidateIds(elastic: Elastic, index: string, probe: CandidateProbe, mode: Spelling, size: number): Promise<string[]> {
+/**
+ * The candidate ids of several probes, in their order: one request (_msearch) for all of them, so
+ * a batch of records costs the index one round trip, not one per record.
+ */
+export async function matchCandidateIds(elastic: Elastic, index: string, probes: readonly CandidateProbe[], mode: Spelling, size: number): Promise<string[][]> {
+  if (probes.length === 0) return [];
+  const response = await elastic.msearch({ index, searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]) });
+  return response.responses.map((answer) => {
+    if ('error' in answer) throw new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    return answer.hits.hits.flatMap((hit) => (hit._id ? [hit._id] : []));
+  });
+}
+
+function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): estypes.MsearchMultisearchBody {
   const typos = mode === 'typos' ? MATCH_FUZZY : {};
   const title = contentWords(probe.title);
-  const response = await elastic.search({
-    index,
+  return {
     size,
     _source: false,
     query: {
@@ -50,6 +63,5 @@ export async function matchCandidateIds(elastic: Elastic, index: string, probe: 
       },
     },
     rescore: { window_size: RESCORED, query: { rescore_query: { match_phrase: { title: { query: probe.title, slop: 2, boost: 2 } } } } },
-  });
-  return response.hits.hits.flatMap((hit) => (hit._id ? [hit._id] : []));
+  };
 }

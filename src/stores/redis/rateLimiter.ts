@@ -16,7 +16,8 @@ export interface RateDecision {
 // one member for all of them is exact, and Redis' work per call does not grow with the batch or
 // with the key's limit. Check and add happen in one script, so concurrent requests can never both
 // take the last slot. ARGV[4] requests arrive together: as many as the window still holds are
-// admitted, in order.
+// admitted, in order; or, when ARGV[5] is 'whole' (the items of one batch request), all or none,
+// and a refused batch is told when enough of the log will have left the window for all of it.
 const SLIDING_WINDOW = luaScript(`
 local log, counted = KEYS[1], KEYS[2]
 local limit, window, batch, wanted = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
@@ -30,6 +31,8 @@ if #expired > 0 then
 end
 before = math.max(0, before)
 local admitted = math.max(0, math.min(wanted, limit - before))
+local whole = ARGV[5] == 'whole'
+if whole and admitted < wanted then admitted = 0 end
 -- The log and its counter always expire together: set together on admission, else kept as they are.
 if admitted > 0 then
   redis.call('ZADD', log, now, batch .. ':' .. admitted)
@@ -38,9 +41,19 @@ if admitted > 0 then
 elseif #expired > 0 then
   redis.call('SET', counted, before, 'KEEPTTL')
 end
-local oldest = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
 local reset = window
-if oldest[2] then reset = tonumber(oldest[2]) + window - now end
+if whole and admitted == 0 then
+  -- Oldest first: the moment the entries that leave free room for the whole batch are gone.
+  local short = wanted - (limit - before)
+  local entries = redis.call('ZRANGE', log, 0, -1, 'WITHSCORES')
+  for i = 1, #entries, 2 do
+    short = short - tonumber(string.match(entries[i], '(%d+)$'))
+    if short <= 0 then reset = tonumber(entries[i + 1]) + window - now break end
+  end
+else
+  local oldest = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
+  if oldest[2] then reset = tonumber(oldest[2]) + window - now end
+end
 return {before, admitted, reset}
 `);
 
@@ -63,15 +76,30 @@ export class RateLimiter {
     this.take = perTurn((groups: Group<string>[]) => Promise.all(groups.map((group) => this.decide(group.key, group.count))));
   }
 
-  /** Decisions for `count` requests of one key, in arrival order. */
-  private async decide(kid: string, count: number): Promise<RateDecision[]> {
+  /**
+   * One decision for the `count` items of one batch request: all are admitted or none is. A batch
+   * larger than what the window holds waits for enough room (its resetMs), never for one slot; a
+   * batch larger than the limit itself is never admitted.
+   */
+  async takeWhole(kid: string, count: number): Promise<RateDecision> {
+    const [before, admitted, resetMs] = await this.run(kid, count, 'whole');
+    return { allowed: admitted === count, limit: this.limit, remaining: Math.max(0, this.limit - before - admitted), resetMs: Math.max(0, resetMs) };
+  }
+
+  private async run(kid: string, count: number, mode: 'each' | 'whole'): Promise<[number, number, number]> {
     // Both keys carry the kid as a hash tag, so a Redis Cluster keeps them on one node for the script.
-    const [before, admitted, resetMs] = (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate:{${kid}}:log`, `${this.prefix}rate:{${kid}}:count`], [
+    return (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate:{${kid}}:log`, `${this.prefix}rate:{${kid}}:count`], [
       String(this.limit),
       String(this.windowS * 1000),
       `${this.instance}:${++this.sequence}`,
       String(count),
+      mode,
     ])) as [number, number, number];
+  }
+
+  /** Decisions for `count` requests of one key, in arrival order. */
+  private async decide(kid: string, count: number): Promise<RateDecision[]> {
+    const [before, admitted, resetMs] = await this.run(kid, count, 'each');
     return Array.from({ length: count }, (_, index) => {
       const allowed = index < admitted;
       return {
