@@ -9,21 +9,23 @@ import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
 import { requestId } from './middleware/requestId.js';
+import { batchRoutes, isBatchRequest } from './routes/batch.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
-import { PUBLIC_PATHS, publicRoutes } from './routes/public.js';
+import { isPublic, publicRoutes } from './routes/public.js';
+import { reconcileCrossOrigin, reconcileRoutes } from './routes/reconcile.js';
 import { searchRoutes } from './routes/search.js';
 import type { Middleware, RequestState } from './state.js';
 
 /**
- * The one rule of access: the public paths, spelled exactly, need no key; every other request
- * (any other spelling, any unknown path) is authenticated, rate limited and metered before the
- * router sees it.
+ * The one rule of access: the public paths, spelled exactly, and the reconciliation manifest need
+ * no key; every other request (any other spelling, any unknown path) is authenticated, rate limited
+ * and metered before the router sees it.
  */
 function guard(services: Services): Middleware {
-  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log)]);
-  return (ctx, next) => (PUBLIC_PATHS.has(ctx.path) ? next() : guarded(ctx, next));
+  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log, isBatchRequest)]);
+  return (ctx, next) => (isPublic(ctx) ? next() : guarded(ctx, next));
 }
 
 /**
@@ -38,6 +40,8 @@ export function createRouter(services: Services): Router<RequestState> {
   searchRoutes(router, services);
   changeRoutes(router, services);
   mcpRoutes(router, services);
+  batchRoutes(router, services);
+  reconcileRoutes(router, services);
   return router;
 }
 
@@ -48,6 +52,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(recordRequests(services.log, services.meter, router));
   app.use(renderErrors(services.log));
   app.use(protocolRules());
+  app.use(reconcileCrossOrigin());
   app.use(guard(services));
   app.use(router.routes());
   app.use(router.allowedMethods());

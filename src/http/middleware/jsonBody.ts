@@ -22,12 +22,23 @@ const DEFAULT_LIMIT_BYTES = 64 * 1024;
 
 /** The parsed JSON body of a request (see jsonBody for what is refused and how). */
 export async function readJsonBody(ctx: AppContext, limitBytes = DEFAULT_LIMIT_BYTES): Promise<unknown> {
+  const text = await readBodyText(ctx, 'application/json', limitBytes);
+  if (text.trim() === '') throw badRequest('request body must be a JSON object');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw badRequest('malformed JSON body');
+  }
+}
+
+/** A request body of the given media type as UTF-8 text, of at most `limitBytes` and not encoded (gzip...). */
+export async function readBodyText(ctx: AppContext, type: string, limitBytes = DEFAULT_LIMIT_BYTES): Promise<string> {
   const encoding = ctx.get('Content-Encoding');
   if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
     throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported: send the body uncompressed`);
   }
-  if (ctx.request.length !== 0 && ctx.is('application/json') === false) {
-    throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  if (ctx.request.length !== 0 && ctx.is(type) === false) {
+    throw new ApiError(415, 'unsupported_media_type', `Content-Type must be ${type}`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -42,11 +53,5 @@ export async function readJsonBody(ctx: AppContext, limitBytes = DEFAULT_LIMIT_B
     // The client went away mid-body: its fault, not a server fault, whoever reads the log.
     throw badRequest('request body incomplete: the connection was closed');
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw badRequest('request body must be a JSON object');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw badRequest('malformed JSON body');
-  }
+  return Buffer.concat(chunks).toString('utf8');
 }

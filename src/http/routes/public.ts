@@ -2,11 +2,15 @@ import type Router from '@koa/router';
 import type { Services } from '../../services/context.js';
 import { checkHealth } from '../../services/health.js';
 import { openApiDocument } from '../openapi.js';
-import { sendJson, type RequestState } from '../state.js';
+import { sendJson, type AppContext, type RequestState } from '../state.js';
 import { DOCS_PATHS, docsRoutes } from './docs.js';
+import { isReconcileManifest, SUGGEST_PROPERTY_PATH } from './reconcile.js';
 
 /** The paths that need no key and are neither metered nor rate limited; every other path needs the key. */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/health', '/openapi.json', ...DOCS_PATHS]);
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/health', '/openapi.json', ...DOCS_PATHS, SUGGEST_PROPERTY_PATH]);
+
+/** Requests that need no key: any to a public path, and the reconciliation manifest (GET /reconcile without queries, whose queries need the key). */
+export const isPublic = (ctx: AppContext): boolean => PUBLIC_PATHS.has(ctx.path) || isReconcileManifest(ctx);
 
 /** The public routes, one per path of PUBLIC_PATHS. */
 export function publicRoutes(router: Router<RequestState>, services: Services): void {
