@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { createRouter } from '../src/http/app.js';
-import { PUBLIC_PATHS } from '../src/http/routes/public.js';
+import { isPublicRequest, PUBLIC_PATHS } from '../src/http/routes/public.js';
 import { reindex } from '../src/loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -225,8 +225,9 @@ function send({ method, path, headers, body: content }: FuzzRequest): Promise<An
 /** What is wrong with an answer, if anything: the properties every answer must have. */
 function problemWith(method: string, path: string, keyValid: boolean, answer: Answer): string | undefined {
   if (answer.status >= 500) return `answered ${answer.status}: ${answer.body.slice(0, 300)}`;
-  const pathname = path.split('?')[0]!;
-  if (!keyValid && !PUBLIC_PATHS.has(pathname) && answer.status < 400) return `no valid key, yet answered ${answer.status}`;
+  const [pathname = '', search = ''] = path.split('?');
+  const isPublic = isPublicRequest({ method, path: pathname, query: Object.fromEntries(new URLSearchParams(search)) });
+  if (!keyValid && !isPublic && answer.status < 400) return `no valid key, yet answered ${answer.status}`;
   if (answer.status < 400 || method === 'HEAD') return undefined;
   if (!/^application\/json(;|$)/.test(answer.contentType ?? '')) return `error with content type ${answer.contentType}`;
   let parsed: unknown;

@@ -13,7 +13,7 @@ import { batchRoutes, isBatchRequest } from './routes/batch.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
-import { isPublic, publicRoutes } from './routes/public.js';
+import { isPublicRequest, publicRoutes } from './routes/public.js';
 import { reconcileCrossOrigin, reconcileRoutes } from './routes/reconcile.js';
 import { searchRoutes } from './routes/search.js';
 import type { Middleware, RequestState } from './state.js';
@@ -25,7 +25,7 @@ import type { Middleware, RequestState } from './state.js';
  */
 function guard(services: Services): Middleware {
   const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log, isBatchRequest)]);
-  return (ctx, next) => (isPublic(ctx) ? next() : guarded(ctx, next));
+  return (ctx, next) => (isPublicRequest(ctx) ? next() : guarded(ctx, next));
 }
 
 /**

@@ -279,6 +279,161 @@ const searchSchemas: Record<string, Json> = {
   },
 };
 
+// ------------------------------------------------------------------------------------------------
+// Batches and the reconciliation service (src/services/batch.ts, reconcile.ts)
+
+/** A batch route's 429: the whole batch is refused when the budget cannot cover all its items. */
+const batchRefused: Json = {
+  description:
+    'The key\'s remaining budget cannot cover every item of the batch (each item counts as one request); nothing was done and nothing was spent. ' +
+    '`Retry-After` says when enough of the budget is back for the whole batch. A batch larger than the whole budget is never admitted: send smaller ones.',
+  headers: { 'Retry-After': { description: 'Seconds until the whole batch fits.', schema: { type: 'integer' } }, ...rateHeaders },
+  content: { 'application/json': { schema: ref('Error') } },
+};
+
+const BATCH_BUDGET = 'Each item draws one unit of the key\'s rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.';
+
+const batchPaths: Record<string, Json> = {
+  '/v1/match/batch': {
+    post: {
+      summary: 'Match up to 50 records at once',
+      description:
+        'Each record is the body of a `POST /v1/match` and is answered exactly as that route answers it: the match result, or the error object of its 400 ' +
+        '(which fails that record only). Results come in input order. The records not in the short cache are matched together, one request to the index for all ' +
+        `their titles, which makes a batch several times cheaper than the same records one by one. ${BATCH_BUDGET}`,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: ref('MatchBatchRequest'),
+            example: { records: [{ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, { isbn: '0439023483' }, { author: 'nobody' }] },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'One result per record, in input order.',
+          headers: rateHeaders,
+          content: {
+            'application/json': {
+              schema: ref('MatchBatchResult'),
+              example: { results: [{ match: { id: 'bk_5n1x7q0c2r9a', title: 'The Hunger Games' }, confidence: 0.985, signals: { isbn: 'absent', title: 1, author: 1, year: 1, publisher: null }, candidates: [] }, { error: { code: 'bad_request', message: 'title or isbn required' } }] },
+            },
+          },
+        },
+        '400': errorResponse('The body is not `{"records": [...]}` with 1 to 50 records; the message names the problem.'),
+        '413': errorResponse('Body larger than 512 KiB (`code` `payload_too_large`).'),
+        '415': unsupportedBody,
+        ...commonErrors,
+        '429': batchRefused,
+      },
+    },
+  },
+  '/reconcile': {
+    get: {
+      summary: 'Reconciliation service (W3C Reconciliation Service API 0.2): manifest',
+      description:
+        'Without `queries`: the service manifest, public (no key, not metered, not rate limited), since a client such as OpenRefine reads it before it knows it must ask for a key. ' +
+        'Its `authentication` asks for the key as an API key in the `Authorization` header, written `Bearer svc_live_<kid>_<secret>` (the manifest\'s schema has no Bearer scheme). ' +
+        'Types: `book` (the default), `work`, `author`; properties: `author`, `isbn`, `year`, `publisher`. ' +
+        'With `queries` (a URL-encoded query batch): the same as the POST, with the key. Every `/reconcile` path answers CORS for any origin.',
+      security: [{}, { bearer: [] }],
+      parameters: [query('queries', 'A query batch as JSON, e.g. `{"q0": {"query": "The Hunger Games"}}`; with it the key is required.', { type: 'string' })],
+      responses: {
+        '200': { description: 'The manifest, or the result batch when `queries` was given.', content: { 'application/json': { schema: { type: 'object' }, example: { versions: ['0.2'], name: 'bookmeta book catalogue', identifierSpace: 'http://127.0.0.1:8080/v1/', schemaSpace: 'http://127.0.0.1:8080/reconcile#types', view: { url: 'http://127.0.0.1:8080/v1/books/{{id}}' }, defaultTypes: [{ id: 'book', name: 'Book' }, { id: 'work', name: 'Work' }, { id: 'author', name: 'Author' }], batchSize: 50, authentication: { type: 'apiKey', in: 'header', name: 'Authorization' } } } } },
+        '400': errorResponse('`queries` is not a valid query batch; the message names the query and the problem.'),
+        ...commonErrors,
+      },
+    },
+    post: {
+      summary: 'Reconciliation service: a batch of queries',
+      description:
+        'A query batch in the form field `queries` (`application/x-www-form-urlencoded`, what OpenRefine sends) or as the JSON body itself, checked against the 0.2 schema. ' +
+        'Book and work queries are matched as `POST /v1/match` matches (the query is the title; properties give author, ISBN, year, publisher; unknown properties are ignored), ' +
+        'author queries are an author search. `score` is the confidence on 0 to 100; `match` is true only for the candidate `/v1/match` would return as its match ' +
+        '(for authors: the same name, initials, order and diacritics aside, and no other candidate\'s); `features` are the signals. A query of a type the service does not have, ' +
+        `or with nothing to match, gets no candidates. At most 50 queries. ${BATCH_BUDGET.replace('item', 'query')}`,
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['queries'], properties: { queries: { type: 'string', description: 'The query batch as JSON.' } } } },
+          'application/json': {
+            schema: { type: 'object', additionalProperties: ref('ReconciliationQuery') },
+            example: { q0: { query: 'The Hunger Games', properties: [{ pid: 'author', v: 'Suzanne Collins' }] }, q1: { query: 'Rowling, J.K.', type: 'author', limit: 1 } },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'The result batch: `{"<query id>": {"result": [candidates, best first]}}`.',
+          headers: rateHeaders,
+          content: {
+            'application/json': {
+              schema: { type: 'object', additionalProperties: { type: 'object', required: ['result'], properties: { result: { type: 'array', items: ref('ReconciliationCandidate') } } } },
+              example: { q0: { result: [{ id: 'bk_5n1x7q0c2r9a', name: 'The Hunger Games', description: 'Suzanne Collins · 2008 · Scholastic Press · ISBN 9780439023481', score: 98.5, match: true, features: [{ id: 'confidence', value: 0.985 }, { id: 'title', value: 1 }, { id: 'author', value: 1 }], type: [{ id: 'book', name: 'Book' }] }] } },
+            },
+          },
+        },
+        '400': errorResponse('No `queries` field, malformed JSON, or a query the 0.2 schema refuses; the message names the query and the problem (e.g. `queries.q1: query or a non-empty properties is required`).'),
+        '413': errorResponse('More than 50 queries (the manifest\'s `batchSize`), or a body larger than 512 KiB (`code` `payload_too_large`).'),
+        '415': errorResponse('A body neither form-encoded nor JSON, or encoded (`code` `unsupported_media_type`).'),
+        ...commonErrors,
+        '429': batchRefused,
+      },
+    },
+  },
+  '/reconcile/suggest/property': {
+    get: {
+      summary: 'Reconciliation service: the properties a query may give',
+      description: 'The suggest service for properties of the 0.2 protocol: those whose id or name has a word starting with `prefix`. Public, like the manifest: it shows no catalogue data.',
+      security: [],
+      parameters: [query('prefix', 'The start of a word of the property\'s id or name; all properties without it.', { type: 'string' })],
+      responses: {
+        '200': { description: 'Matching properties.', content: { 'application/json': { schema: { type: 'object' }, example: { result: [{ id: 'publisher', name: 'Publisher', description: "The publisher's name." }] } } } },
+      },
+    },
+  },
+};
+
+const batchSchemas: Record<string, Json> = {
+  MatchBatchRequest: {
+    type: 'object',
+    required: ['records'],
+    additionalProperties: false,
+    properties: { records: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'object', description: 'A `POST /v1/match` body; checked record by record.' } } },
+  },
+  MatchBatchResult: {
+    type: 'object',
+    required: ['results'],
+    properties: { results: { type: 'array', items: { oneOf: [ref('MatchResult'), ref('Error')] }, description: 'In input order.' } },
+  },
+  ReconciliationQuery: {
+    type: 'object',
+    description: 'A 0.2 reconciliation query: `query` or a non-empty `properties` is required.',
+    additionalProperties: false,
+    properties: {
+      query: { type: 'string', description: 'A title (book, work) or a name (author).' },
+      type: { oneOf: [{ type: 'string', enum: ['book', 'work', 'author'] }, { type: 'array', items: { type: 'string' } }], description: 'The first known one counts; `book` when absent.' },
+      limit: { type: 'integer', minimum: 1, description: 'Candidates at most (default 3; books and works at most 5, authors 25).' },
+      properties: { type: 'array', items: { type: 'object', required: ['pid', 'v'], properties: { pid: { type: 'string', enum: ['author', 'isbn', 'year', 'publisher'] }, v: {} } } },
+      type_strict: { type: 'string', enum: ['any', 'should', 'all'] },
+    },
+  },
+  ReconciliationCandidate: {
+    type: 'object',
+    required: ['id', 'name', 'score', 'match', 'features', 'type'],
+    properties: {
+      id: { type: 'string', description: 'A `bk_`, `wk_` or `au_` id.' },
+      name: { type: 'string' },
+      description: { type: 'string' },
+      score: { type: 'number', minimum: 0, maximum: 100 },
+      match: { type: 'boolean' },
+      features: { type: 'array', items: { type: 'object', required: ['id', 'value'], properties: { id: { type: 'string' }, value: { type: ['number', 'boolean'] } } } },
+      type: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } },
+    },
+  },
+};
+
 export const openApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -287,7 +442,7 @@ export const openApiDocument = {
     description:
       'Read-oriented book metadata: lookups by ISBN and id, search, match, recommendations and a change feed. ' +
       'Every `/v1` route needs `Authorization: Bearer svc_live_<kid>_<secret>`. Every error body is `{"error": {"code", "message"}}`. ' +
-      'Paths are exact and case-sensitive: only `/health` and `/openapi.json` need no key, and any other path, in any spelling, is refused 401 without one and 404 with one. ' +
+      'Paths are exact and case-sensitive: only `/health`, `/openapi.json`, the `/docs` page and the reconciliation manifest (`GET /reconcile` without `queries`, and its property list) need no key, and any other path, in any spelling, is refused 401 without one and 404 with one. ' +
       'Requests HTTP itself refuses get the same error body: 400 `bad_request` (a malformed request line or header, HTTP/1.1 without `Host`), 408 `request_timeout`, ' +
       '417 `expectation_failed` (an `Expect` other than `100-continue`) and 431 `headers_too_large` (request line and headers over 16 KB). ' +
       'Ids are opaque, URL-safe and stable; their prefix shows what they name (`bk_` book edition, `wk_` work, `au_` author). ' +
@@ -362,6 +517,7 @@ export const openApiDocument = {
       'No such author; the message names the id.',
     ),
     ...searchPaths,
+    ...batchPaths,
     '/v1/changes': {
       get: {
         summary: 'Changes since a cursor',
@@ -502,6 +658,7 @@ export const openApiDocument = {
         },
       },
       ...searchSchemas,
+      ...batchSchemas,
       Change: {
         type: 'object',
         required: ['seq', 'entity', 'id', 'operation', 'survivor_id', 'changed_at'],

@@ -16,13 +16,20 @@ import { queryParam, sendJson, type AppContext, type Middleware, type RequestSta
 export const RECONCILE_PATH = '/reconcile';
 export const SUGGEST_PROPERTY_PATH = '/reconcile/suggest/property';
 
-const isRead = (ctx: AppContext): boolean => ctx.method === 'GET' || ctx.method === 'HEAD';
+type RequestShape = Pick<AppContext, 'method' | 'path' | 'query'>;
+
+const isRead = ({ method }: RequestShape): boolean => method === 'GET' || method === 'HEAD';
+const isReconcilePath = (path: string): boolean => path === RECONCILE_PATH || path.startsWith(`${RECONCILE_PATH}/`);
 
 /** GET /reconcile without queries: the manifest. */
-export const isReconcileManifest = (ctx: AppContext): boolean => ctx.path === RECONCILE_PATH && isRead(ctx) && ctx.query.queries === undefined;
+export const isReconcileManifest = (request: RequestShape): boolean => request.path === RECONCILE_PATH && isRead(request) && request.query.queries === undefined;
 
 /** A query batch: POST /reconcile, or GET /reconcile?queries=. */
-export const isReconcileQuery = (ctx: AppContext): boolean => ctx.path === RECONCILE_PATH && (ctx.method === 'POST' || (isRead(ctx) && ctx.query.queries !== undefined));
+export const isReconcileQuery = (request: RequestShape): boolean =>
+  request.path === RECONCILE_PATH && (request.method === 'POST' || (isRead(request) && request.query.queries !== undefined));
+
+/** A browser's preflight (OPTIONS) of a /reconcile path, answered by reconcileCrossOrigin. */
+export const isReconcilePreflight = ({ method, path }: RequestShape): boolean => method === 'OPTIONS' && isReconcilePath(path);
 
 const EXPOSED = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-Request-Id';
 
@@ -33,9 +40,9 @@ const EXPOSED = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Re
  * is answered here, before any key is asked for.
  */
 export const reconcileCrossOrigin = (): Middleware => async (ctx, next) => {
-  if (ctx.path !== RECONCILE_PATH && !ctx.path.startsWith(`${RECONCILE_PATH}/`)) return next();
+  if (!isReconcilePath(ctx.path)) return next();
   ctx.set('Access-Control-Allow-Origin', '*');
-  if (ctx.method === 'OPTIONS') {
+  if (isReconcilePreflight(ctx)) {
     ctx.set({ 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '86400' });
     ctx.status = 204;
     return;
