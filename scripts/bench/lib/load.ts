@@ -17,6 +17,8 @@ export interface LoadOptions {
   body?: string;
   /** A fresh path per request (uncached runs); default: the url's own path every time. */
   nextPath?: () => string;
+  /** A fresh body per request; default: `body` every time. */
+  nextBody?: () => string;
   connections?: number;
   durationS?: number;
   /** Cap on requests per second over all connections; default: as fast as the server answers. */
@@ -24,9 +26,9 @@ export interface LoadOptions {
 }
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
-  const requests: RequestSpec[] | undefined = options.nextPath
-    ? [{ setupRequest: (request) => ({ ...request, path: options.nextPath!() }) }]
-    : undefined;
+  const { nextPath, nextBody } = options;
+  const requests: RequestSpec[] | undefined =
+    nextPath || nextBody ? [{ setupRequest: (request) => ({ ...request, ...(nextPath && { path: nextPath() }), ...(nextBody && { body: nextBody() }) }) }] : undefined;
   // autocannon treats a key that is present but undefined as a value: leave absent ones out.
   const result = await autocannon({
     url: options.url,
