@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import type { RunningServer } from '../src/server.js';
+import type { Candidate } from '../src/services/reconcile.js';
 import { newKey, startTestServer } from './helpers/env.js';
 import { reconciliationExamples, reconciliationSchemas, type ReconciliationSchemas } from './helpers/reconciliation.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
@@ -19,15 +20,6 @@ test.after.always(async () => {
   await search?.close();
 });
 
-interface Candidate {
-  id: string;
-  name: string;
-  description?: string;
-  score: number;
-  match: boolean;
-  features: { id: string; value: number | boolean }[];
-  type: { id: string; name: string }[];
-}
 type ResultBatch = Record<string, { result: Candidate[] }>;
 
 /** A query batch as OpenRefine posts it: the form field `queries`. */
