@@ -20,6 +20,12 @@ export const notFound = (message: string): ApiError => new ApiError(404, 'not_fo
 export const unauthorized = (message: string): ApiError =>
   new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
 
+/** The 429 of a key whose budget is spent: what was exceeded, and the wait (Retry-After) until `decision` frees enough. */
+export function refused(exceeded: string, decision: { resetMs: number }): ApiError {
+  const resetS = Math.ceil(decision.resetMs / 1000);
+  return new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, { 'Retry-After': String(Math.max(1, resetS)) });
+}
+
 /** What the client sees of any fault that is not an ApiError; the details go to the log only. */
 export const internalError = (): ApiError => new ApiError(500, 'internal', 'internal server error; retry with backoff');
 

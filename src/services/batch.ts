@@ -1,4 +1,5 @@
-import { badRequest } from '../errors.js';
+import { badRequest, refused, type ApiError } from '../errors.js';
+import type { RateDecision } from '../stores/redis/rateLimiter.js';
 
 /**
  * The shape every batch request shares: one JSON object naming one list, `{"<field>": [...]}`, of
@@ -34,4 +35,10 @@ export function batchKeys(body: unknown, field: string, max: number): string[] {
     seen.set(item, index);
   });
   return list as string[];
+}
+
+/** The 429 of a batch of `count` items the key's remaining budget cannot cover (see RateLimiter.takeWhole). */
+export function batchRefused(count: number, decision: RateDecision, windowS: number): ApiError {
+  const fits = count <= decision.limit ? `${decision.remaining} left of ${decision.limit}` : `more than the whole budget of ${decision.limit}; send smaller batches`;
+  return refused(`a batch of ${count} ${count === 1 ? 'item' : 'items'} needs ${count} requests of the budget (${decision.limit} requests per ${windowS} seconds): ${fits}`, decision);
 }

@@ -1,5 +1,6 @@
-import { ApiError } from '../../errors.js';
+import { refused } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { batchRefused } from '../../services/batch.js';
 import type { RateDecision, RateLimiter } from '../../stores/redis/rateLimiter.js';
 import type { AppContext, Middleware } from '../state.js';
 
@@ -18,7 +19,8 @@ export const rateLimit = (limiter: RateLimiter, log: Logger, spendsItself: (ctx:
     log.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request allowed');
     return next();
   }
-  enforce(ctx, decision, limiter.windowS, `${decision.limit} requests per ${limiter.windowS} seconds`);
+  sayBudget(ctx, decision, limiter.windowS);
+  if (!decision.allowed) throw refused(`${decision.limit} requests per ${limiter.windowS} seconds`, decision);
   await next();
 };
 
@@ -35,23 +37,16 @@ export async function spendItems(ctx: AppContext, limiter: RateLimiter, log: Log
     log.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request allowed');
     return;
   }
-  const unit = count === 1 ? 'item' : 'items';
-  const fits = count <= decision.limit ? `${decision.remaining} left of ${decision.limit}` : `more than the whole budget of ${decision.limit}; send smaller batches`;
-  enforce(ctx, decision, limiter.windowS, `a batch of ${count} ${unit} needs ${count} requests of the budget (${decision.limit} requests per ${limiter.windowS} seconds): ${fits}`);
+  sayBudget(ctx, decision, limiter.windowS);
+  if (!decision.allowed) throw batchRefused(count, decision, limiter.windowS);
 }
 
-/** Says the decision in RateLimit-* headers; a refusal is the 429, with Retry-After. */
-function enforce(ctx: AppContext, decision: RateDecision, windowS: number, exceeded: string): void {
-  const resetS = Math.ceil(decision.resetMs / 1000);
+/** The decision in RateLimit-* headers. */
+function sayBudget(ctx: AppContext, decision: RateDecision, windowS: number): void {
   ctx.set({
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
-    'RateLimit-Reset': String(resetS),
+    'RateLimit-Reset': String(Math.ceil(decision.resetMs / 1000)),
     'RateLimit-Policy': `${decision.limit};w=${windowS}`,
   });
-  if (!decision.allowed) {
-    throw new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, {
-      'Retry-After': String(Math.max(1, resetS)),
-    });
-  }
 }
