@@ -51,7 +51,11 @@ export function spawnServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stderr! });
-    const timer = setTimeout(() => reject(new Error('server did not start within 30 s')), 30_000);
+    // Generous: a loaded 2-core machine compiling the source with tsx can take tens of seconds.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // so a failed start leaves no process behind to keep the test file alive
+      reject(new Error(`server did not start within 60 s; its log:\n${log.slice(-10).join('\n')}`));
+    }, 60_000);
     lines.on('line', (line) => {
       log.push(line);
       try {
