@@ -1,0 +1,224 @@
+// Quality of GET /v1/books/search for known-item queries: a reader who has one book in mind types
+// its title, a few of its words with the author's surname, its series' name, or its author's name.
+// The queries are generated from goodbooks-10k, and the book meant is decided as a reader would: the
+// most-read book (goodbooks' ratings_count) that fits the query and is not a boxset, omnibus or
+// companion. Run through the search service (not HTTP), ten results a query.
+//
+//   node --import tsx scripts/eval/search.ts [--fresh] [--seed 7] [--per-kind 250] [--verbose]
+//
+// The kinds:
+//  - title:        the title as readers know it (no series, no subtitle): "The Hunger Games";
+//  - title_author: two content words of the title with the first author's surname: "hunger games collins";
+//  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume;
+//  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
+// Right: the first result is an edition of the meant book's work. Reported per kind: right first,
+// the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
+// one book split into two works (nearly the same title and a shared author, domain/similarity's
+// likelySameWork).
+// The catalogue (goodbooks-10k and BX-Books) lives in `bookmeta_eval_search` and
+// `bookmeta-eval-search-*`, built on the first run or with --fresh (after a change to the import).
+//
+// Targets: right first for at least 95% of each kind; MRR@10 at least 0.97; no split pairs.
+
+import { parseArgs } from 'node:util';
+import { bookCrossing } from '../../src/loader/import/bookCrossing.js';
+import { goodbooks } from '../../src/loader/import/goodbooks.js';
+import { importCatalogue } from '../../src/loader/import/importer.js';
+import { authorKey } from '../../src/domain/names.js';
+import type { BookRecord } from '../../src/domain/records.js';
+import { likelySameWork } from '../../src/domain/similarity.js';
+import { foldText } from '../../src/domain/text.js';
+import { splitTitle, titleKey } from '../../src/domain/titles.js';
+import { createLogger } from '../../src/log.js';
+import { searchBooks } from '../../src/services/search.js';
+import { contentWords } from '../../src/stores/elasticsearch/search.js';
+import { booksByIds } from '../../src/stores/postgres/catalogue.js';
+import { Random } from '../dev/generate-catalogue.js';
+import { percentile } from '../lib/percentile.js';
+import { openEvalWorld } from './lib/evalWorld.js';
+import { BX_BOOKS, GOODBOOKS, readGoodbooks, type SourceBook } from './lib/sources.js';
+
+const { values: options } = parseArgs({
+  options: {
+    fresh: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '7' },
+    'per-kind': { type: 'string', default: '250' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const rng = new Random(Number(options.seed));
+const AT = 10;
+
+const KINDS = ['title', 'title_author', 'series', 'author'] as const;
+type Kind = (typeof KINDS)[number];
+
+/** A goodbooks row as the queries see it. */
+interface Known {
+  row: SourceBook;
+  title: string;
+  key: string;
+  series: string | null;
+  seriesNumber: string | null;
+  /** Folded surnames of the credited authors, first author first. */
+  surnames: string[];
+}
+
+// A reader looking for one book does not mean a set of them or a book about them. The evaluation's own
+// judgement, kept apart from the service's: a range of volumes, or such a word in the title.
+const NOT_ONE_BOOK = /\b(box(ed)?\s*sets?|boxset|collection|omnibus|trilogy|complete|books\s+\d|companion|guide|screenplay|coloring|page to screen|illustrated edition|set)\b/iu;
+const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.row.rawTitle) && !/[-–,]/u.test(known.seriesNumber ?? '');
+
+const surnameOf = (name: string): string => authorKey(name).split(' ').at(-1) ?? '';
+
+function known(row: SourceBook): Known {
+  const parts = splitTitle(row.rawTitle);
+  return { row, title: parts.title, key: titleKey(parts.title), series: parts.series, seriesNumber: parts.seriesNumber, surnames: row.authors.map(surnameOf) };
+}
+
+/** The most-read of the books that fit, or null. */
+const mostRead = (books: readonly Known[]): Known | null => books.reduce<Known | null>((best, book) => (best === null || book.row.readers > best.row.readers ? book : best), null);
+
+interface Query {
+  kind: Kind;
+  q: string;
+  expected: Known;
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = rng.below(i + 1);
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
+
+/** Up to `count` distinct queries of one kind: each a sampled book's query and the book it means. */
+function queriesOf(kind: Kind, books: readonly Known[], count: number, make: (book: Known) => { q: string; fits: (other: Known) => boolean } | null): Query[] {
+  const byQuery = new Map<string, Query>();
+  for (const book of shuffled(books)) {
+    if (byQuery.size >= count) break;
+    const made = make(book);
+    if (made === null || byQuery.has(foldText(made.q))) continue;
+    const expected = mostRead(books.filter(made.fits));
+    if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected });
+  }
+  return [...byQuery.values()];
+}
+
+function generate(rows: readonly SourceBook[], perKind: number): Query[] {
+  const books = rows.map(known).filter((book) => book.key !== '' && book.row.authors.length > 0);
+  const single = books.filter(isOneBook);
+  const titleWords = (book: Known) => titleKey(contentWords(book.title)).split(' ').filter((word) => word.length >= 3);
+  return [
+    ...queriesOf('title', single, perKind, (book) => ({ q: book.title, fits: (other) => other.key === book.key })),
+    ...queriesOf('title_author', single, perKind, (book) => {
+      const words = titleWords(book);
+      if (words.length === 0) return null;
+      const start = rng.below(Math.max(1, words.length - 1));
+      const picked = words.slice(start, start + 2);
+      const surname = book.row.authors[0]!.replace(/\./gu, ' ').trim().split(/\s+/u).at(-1)!;
+      return {
+        q: `${picked.join(' ')} ${surname}`,
+        fits: (other) => other.surnames.includes(surnameOf(surname)) && picked.every((word) => other.key.split(' ').includes(word)),
+      };
+    }),
+    ...queriesOf('series', single, perKind, (book) => {
+      if (book.series === null || book.seriesNumber === null) return null;
+      const series = foldText(book.series);
+      return { q: book.series, fits: (other) => other.series !== null && other.seriesNumber !== null && foldText(other.series) === series };
+    }),
+    ...queriesOf('author', single, perKind, (book) => {
+      const first = authorKey(book.row.authors[0]!);
+      return { q: book.row.authors[0]!, fits: (other) => authorKey(other.row.authors[0]!) === first };
+    }),
+  ];
+}
+
+interface Outcome {
+  query: Query;
+  expectedBook: BookRecord;
+  /** 1-based rank of the meant work in the first AT results, or null. */
+  rank: number | null;
+  results: BookRecord[];
+  splitPairs: number;
+  ms: number;
+}
+
+const pct = (part: number, whole: number): string => `${((100 * part) / Math.max(whole, 1)).toFixed(1)}%`;
+
+function splitPairsIn(results: readonly BookRecord[]): number {
+  let pairs = 0;
+  for (let i = 0; i < results.length; i++) {
+    for (let j = i + 1; j < results.length; j++) {
+      const [a, b] = [results[i]!, results[j]!];
+      if (a.work_id !== b.work_id && (likelySameWork(a, b) || likelySameWork(b, a))) pairs += 1;
+    }
+  }
+  return pairs;
+}
+
+async function main(): Promise<void> {
+  const rows = await readGoodbooks();
+  const queries = generate(rows, Number(options['per-kind']));
+
+  const world = await openEvalWorld('bookmeta_eval_search', options.fresh, async (db) => {
+    const log = createLogger('silent');
+    await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log });
+    await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log });
+  });
+  const { services } = world;
+  try {
+    const { rows: live } = await services.db.query<{ id: string; isbn_13: string | null; source_key: string | null }>(
+      'select id, isbn_13, source_key from books where merged_into is null',
+    );
+    const bookOf = new Map(live.flatMap((row) => [...(row.isbn_13 ? [[row.isbn_13, row.id] as const] : []), ...(row.source_key ? [[row.source_key, row.id] as const] : [])]));
+    const idOf = (row: SourceBook) => bookOf.get(row.isbn13 ?? row.sourceKey ?? '');
+    const expectedIds = [...new Set(queries.flatMap((query) => idOf(query.expected.row) ?? []))];
+    const expectedBooks = new Map((await booksByIds(services.db, expectedIds)).map((book) => [book.id, book]));
+
+    const outcomes: Outcome[] = [];
+    for (const query of queries) {
+      const expectedBook = expectedBooks.get(idOf(query.expected.row) ?? '');
+      if (expectedBook === undefined) continue; // rejected by the importer
+      const started = performance.now();
+      const page = await searchBooks(services, { q: query.q, limit: String(AT) });
+      const ms = performance.now() - started;
+      const results = page.results.map((hit) => hit.book);
+      const index = results.findIndex((book) => book.work_id === expectedBook.work_id);
+      outcomes.push({ query, expectedBook, rank: index < 0 ? null : index + 1, results, splitPairs: splitPairsIn(results), ms });
+    }
+
+    console.log(`search evaluation (seed ${options.seed}): ${outcomes.length} known-item queries, ${AT} results each`);
+    console.log('kind           queries  right first  MRR@10  first is the meant book split off its work');
+    for (const kind of KINDS) {
+      const ofKind = outcomes.filter((outcome) => outcome.query.kind === kind);
+      const right = ofKind.filter((outcome) => outcome.rank === 1).length;
+      const mrr = ofKind.reduce((sum, outcome) => sum + (outcome.rank === null ? 0 : 1 / outcome.rank), 0) / Math.max(ofKind.length, 1);
+      const twin = ofKind.filter((outcome) => outcome.rank !== 1 && outcome.results[0] !== undefined && likelySameWork(outcome.expectedBook, outcome.results[0])).length;
+      console.log(`${kind.padEnd(14)} ${String(ofKind.length).padStart(7)}  ${pct(right, ofKind.length).padStart(11)}  ${mrr.toFixed(3).padStart(6)}  ${pct(twin, ofKind.length).padStart(6)}`);
+    }
+    const all = outcomes.length;
+    const mrrAll = outcomes.reduce((sum, outcome) => sum + (outcome.rank === null ? 0 : 1 / outcome.rank), 0) / Math.max(all, 1);
+    console.log(`${'all'.padEnd(14)} ${String(all).padStart(7)}  ${pct(outcomes.filter((outcome) => outcome.rank === 1).length, all).padStart(11)}  ${mrrAll.toFixed(3).padStart(6)}`);
+    const withSplits = outcomes.filter((outcome) => outcome.splitPairs > 0);
+    console.log(`split works: ${withSplits.reduce((sum, outcome) => sum + outcome.splitPairs, 0)} pairs of results that are one book in two works, in ${withSplits.length} of ${all} top ${AT}s (target 0)`);
+    const latencies = outcomes.map((outcome) => outcome.ms);
+    console.log(`latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`);
+
+    if (options.verbose) {
+      const show = (book: BookRecord) => `${book.title}${book.series ? ` (${book.series} #${book.series_number ?? '?'})` : ''} / ${book.authors[0]?.name ?? '?'} [${book.ratings_count}]`;
+      console.log('\nmisses:');
+      for (const outcome of outcomes.filter((outcome) => outcome.rank !== 1)) {
+        console.log(`  ${outcome.query.kind} "${outcome.query.q}": meant ${show(outcome.expectedBook)}, rank ${outcome.rank ?? '-'}`);
+        for (const book of outcome.results.slice(0, 3)) console.log(`      ${show(book)}`);
+      }
+      console.log('\nsplit works:');
+      for (const outcome of withSplits) console.log(`  "${outcome.query.q}": ${outcome.results.map((book) => book.title).join(' | ')}`);
+    }
+  } finally {
+    await world.close();
+  }
+}
+
+await main();
