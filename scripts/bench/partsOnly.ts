@@ -8,11 +8,11 @@ import Koa from 'koa';
 import { loadConfig } from '../../src/config.js';
 import { createRouter } from '../../src/http/app.js';
 import { authenticate } from '../../src/http/middleware/authenticate.js';
-import { pointCache, prefetchPointCache } from '../../src/http/middleware/pointCache.js';
+import { prefetchPointCache } from '../../src/http/middleware/pointCache.js';
 import { rateLimit } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
-import type { RequestState } from '../../src/http/state.js';
+import { sendJsonText, type RequestState } from '../../src/http/state.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
 
@@ -26,9 +26,11 @@ app.use(recordRequests(log, services.meter, createRouter(services)));
 app.use(authenticate(services.authenticator));
 app.use(prefetchPointCache(services.pointCache));
 app.use(rateLimit(services.rateLimiter, log));
-app.use(pointCache(services.pointCache));
-app.use(() => {
-  throw new Error('not a cached answer');
+app.use(async (ctx) => {
+  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')), ctx.state.cacheLookup);
+  if (!('text' in answer) || !answer.cached) throw new Error('not a cached answer');
+  ctx.set('X-Cache', 'HIT');
+  sendJsonText(ctx, answer.text);
 });
 
 const server = createServer(app.callback()).listen(0, '127.0.0.1', () => {

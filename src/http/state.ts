@@ -7,8 +7,6 @@ export interface RequestState {
   requestId: string;
   /** The authenticated key id, set by `authenticate`. */
   kid?: string;
-  /** Ids of the entities a response shows, set by point-lookup routes for the cache. */
-  shows?: string[];
   /** The point-lookup cache read, started early by `prefetchPointCache` (see there). */
   cacheLookup?: Promise<CacheLookup | null>;
   /** A finer usage route than the route pattern, set by routes that carry several calls (POST /mcp: the tool). */
@@ -21,9 +19,14 @@ export type { Context, Next };
 
 /** Sends a JSON value as its exact bytes, so that cached and fresh answers are identical. */
 export function sendJson(ctx: AppContext, value: unknown, status = 200): void {
+  sendJsonText(ctx, JSON.stringify(value), status);
+}
+
+/** Sends JSON already written as text (a cached answer, or one made of cached parts). */
+export function sendJsonText(ctx: AppContext, text: string, status = 200): void {
   ctx.status = status;
   ctx.type = 'application/json';
-  ctx.body = JSON.stringify(value);
+  ctx.body = text;
 }
 
 /** A query parameter given at most once (a repeated one is a 400, not a silent pick). */

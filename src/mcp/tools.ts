@@ -3,8 +3,8 @@ import { z } from 'zod/v4';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
-import { authorById, bookById, bookByIsbn, workById, type Resolved } from '../services/lookups.js';
-import type { PointReads } from '../stores/postgres/pointReads.js';
+import { followMerges, isMerged, type Merged } from '../services/lookups.js';
+import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
@@ -80,50 +80,15 @@ const optionalText = (name: string) => z.string({ error: `${name} must be a stri
 const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
   z.int().optional().meta(range).describe(description).transform((value) => (value === undefined ? undefined : String(value)));
 
-/** A lookup's answer as its route sends it: the JSON text of the record, or where a merged id went (the 301). */
-type Answered = { text: string } | { mergedInto: string; location: string };
-
-const answered = <T>(resolved: Resolved<T>): Answered => ('mergedInto' in resolved ? resolved : { text: JSON.stringify(resolved.record) });
-
-/** A point lookup through the route's 24-hour cache under the route's URL: a hit is the very bytes GET `path` answers. */
-async function cachedLookup<T>({ services, requestId }: ToolContext, path: string, read: () => Promise<Resolved<T>>): Promise<Answered> {
-  const found = await services.pointCache.lookup(path, requestId);
-  if (found && 'hit' in found) return { text: found.hit };
-  const resolved = await read();
-  if ('mergedInto' in resolved) return resolved;
-  const text = JSON.stringify(resolved.record);
-  if (found) services.pointCache.store(path, text, resolved.shows, found.missAt, requestId);
-  return { text };
+/** What a lookup answers: the route's JSON text, and a note when a merged id was followed to its survivor (the 301 the route answers). */
+function followed(asked: string, { text, mergedInto }: { text: string; mergedInto: string | null }): ToolAnswer {
+  if (mergedInto === null) return { text };
+  return { text, note: `${asked} was merged into ${mergedInto}: the JSON above is for ${mergedInto}. Use ${mergedInto} from now on.` };
 }
 
-// Merges are flattened to one hop (see stores/postgres/merges.ts); a second one only happens when a
-// merge commits between the two reads.
-const MAX_MERGE_HOPS = 3;
-
-/**
- * Follows a merged id to its survivor the way an HTTP client follows the 301: the text is exactly
- * what the same request answers for the survivor, and the note says the id was merged.
- */
-async function followMerges(asked: string, first: Answered, survivor: (id: string, location: string) => Promise<Answered>): Promise<ToolAnswer> {
-  let answer = first;
-  for (let hops = 0; 'mergedInto' in answer; hops++) {
-    if (hops === MAX_MERGE_HOPS) throw new Error(`merge chain of ${asked} is longer than ${MAX_MERGE_HOPS} hops`);
-    const { mergedInto, location } = answer;
-    answer = await survivor(mergedInto, location);
-    if ('text' in answer) return { text: answer.text, note: `${asked} was merged into ${mergedInto}: the JSON above is for ${mergedInto}. Use ${mergedInto} from now on.` };
-  }
-  return { text: answer.text };
-}
-
-/** A point lookup tool: the route's URL for what was asked, how to read it, and how to read a survivor (at its Location) by id. */
-async function pointTool(context: ToolContext, asked: string, path: string, read: () => Promise<Resolved<unknown>>, readSurvivor: (id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> {
-  const first = await cachedLookup(context, path, read);
-  return followMerges(asked, first, (id, location) => cachedLookup(context, location, () => readSurvivor(id)));
-}
-
-/** A lookup by id, as GET /v1/<family>/<id> answers it; a merged id is followed with the same read. */
-const idLookup = (context: ToolContext, family: 'books' | 'works' | 'authors', id: string, read: (reads: PointReads, id: string) => Promise<Resolved<unknown>>): Promise<ToolAnswer> =>
-  pointTool(context, id, `/v1/${family}/${encodeURIComponent(id)}`, () => read(context.services.reads, id), (survivor) => read(context.services.reads, survivor));
+/** A point lookup, as GET /v1/<family>/<key> answers it, through the route's cache; a merged key is followed. */
+const pointTool = async ({ services, requestId }: ToolContext, asked: string, family: PointFamily, key: string): Promise<ToolAnswer> =>
+  followed(asked, await pointFollowing(services, requestId, family, key));
 
 const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
 
@@ -143,8 +108,7 @@ const lookupIsbn = defineTool({
   input: z.object({
     isbn: requiredText('isbn').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
   }),
-  run: (context, { isbn }) =>
-    pointTool(context, `ISBN ${isbn}`, `/v1/isbn/${encodeURIComponent(isbn)}`, () => bookByIsbn(context.services.reads, isbn), (id) => bookById(context.services.reads, id)),
+  run: (context, { isbn }) => pointTool(context, `ISBN ${isbn}`, 'isbn', isbn),
 });
 
 const getBook = defineTool({
@@ -154,7 +118,7 @@ const getBook = defineTool({
     'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work\'s editions or the change feed. ' +
     `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
-  run: (context, { id }) => idLookup(context, 'books', id, bookById),
+  run: (context, { id }) => pointTool(context, id, 'books', id),
 });
 
 const getWork = defineTool({
@@ -165,7 +129,7 @@ const getWork = defineTool({
     'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
     `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
-  run: (context, { id }) => idLookup(context, 'works', id, workById),
+  run: (context, { id }) => pointTool(context, id, 'works', id),
 });
 
 const getAuthor = defineTool({
@@ -176,7 +140,7 @@ const getAuthor = defineTool({
     'To find an author by name, use search_authors instead. ' +
     `${ID_FORMATS} ${MERGES}`,
   input: z.object({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
-  run: (context, { id }) => idLookup(context, 'authors', id, authorById),
+  run: (context, { id }) => pointTool(context, id, 'authors', id),
 });
 
 const paging = {
@@ -252,8 +216,12 @@ const recommendBooks = defineTool({
     limit: optionalInteger(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
   }),
   run: async ({ services }, { id, limit }) => {
-    const recommend = async (bookId: string) => answered(await recommendFor(services, bookId, limit));
-    return followMerges(id, await recommend(id), recommend);
+    const recommend = async (bookId: string): Promise<{ text: string } | Merged> => {
+      const resolved = await recommendFor(services, bookId, limit);
+      return isMerged(resolved) ? resolved : { text: JSON.stringify(resolved.record) };
+    };
+    const { answer, mergedInto } = await followMerges(id, await recommend(id), ({ mergedInto: survivor }) => recommend(survivor));
+    return followed(id, { text: answer.text, mergedInto });
   },
 });
 

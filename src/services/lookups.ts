@@ -8,7 +8,34 @@ import type { PointReads } from '../stores/postgres/pointReads.js';
  * Point lookups shared by the HTTP routes and the MCP tools. A lookup either finds a record
  * (with the ids of every entity it shows, for cache invalidation) or finds that the id was merged.
  */
-export type Resolved<T> = { record: T; shows: string[] } | { mergedInto: string; location: string };
+export type Resolved<T> = { record: T; shows: string[] } | Merged;
+
+/** A merged id (or the ISBN of a merged edition): the final survivor, and its URL (the 301's Location). */
+export interface Merged {
+  mergedInto: string;
+  location: string;
+}
+
+export const isMerged = (answer: object): answer is Merged => 'mergedInto' in answer;
+
+// Merges are flattened to one hop (see stores/postgres/merges.ts); a second one only happens when a
+// merge commits between the two reads.
+const MAX_MERGE_HOPS = 3;
+
+/**
+ * Follows a merged id to its survivor the way an HTTP client follows the 301: `survivor` answers
+ * what the survivor's Location answers, until that is a record. Says which id it ended at.
+ */
+export async function followMerges<A extends object>(asked: string, first: A | Merged, survivor: (merged: Merged) => Promise<A | Merged>): Promise<{ answer: A; mergedInto: string | null }> {
+  let answer = first;
+  let mergedInto: string | null = null;
+  for (let hops = 0; isMerged(answer); hops++) {
+    if (hops === MAX_MERGE_HOPS) throw new Error(`merge chain of ${asked} is longer than ${MAX_MERGE_HOPS} hops`);
+    mergedInto = answer.mergedInto;
+    answer = await survivor(answer);
+  }
+  return { answer, mergedInto };
+}
 
 function resolve<T>(lookup: Lookup<T>, family: string, missing: string, shows: (record: T) => string[]): Resolved<T> {
   if (!lookup) throw notFound(missing);

@@ -1,11 +1,15 @@
 import type { Logger } from '../log.js';
 import type { CacheLookup, ResponseCache } from '../stores/redis/responseCache.js';
+import { isMerged, type Merged, type Resolved } from './lookups.js';
+
+/** What a point lookup's GET answers: a record's JSON text (from the cache or just read), or where a merged id went (its 301). */
+export type PointAnswer = { text: string; cached: boolean } | Merged;
 
 /**
- * The 24-hour cache of point lookups, keyed by the lookup's URL (`/v1/isbn/...`, `/v1/books/...`).
- * One per process (Services.pointCache): the HTTP routes (http/middleware/pointCache.ts) and the MCP
- * lookup tools both go through it, so both answer the same bytes from the same entries. Redis
- * trouble degrades to a miss.
+ * The 24-hour cache of point lookups, keyed by the lookup's URL path (`/v1/isbn/...`, `/v1/books/...`).
+ * One per process (Services.pointCache): the GET routes, the bulk lookups and the MCP lookup tools
+ * all answer through `answer`, so all of them read and fill the same entries with the same bytes.
+ * Redis trouble degrades to a miss.
  */
 export class PointCache {
   constructor(
@@ -22,8 +26,23 @@ export class PointCache {
     });
   }
 
+  /**
+   * What GET `key` answers: the cached bytes, or `read`'s answer, a found record being stored under
+   * the entities it shows. `read`'s errors (400, 404) are thrown and, like merges, never cached.
+   * `started` is a read of this key's entry already under way (see prefetchPointCache).
+   */
+  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>, started = this.lookup(key, requestId)): Promise<PointAnswer> {
+    const found = await started;
+    if (found && 'hit' in found) return { text: found.hit, cached: true };
+    const resolved = await read();
+    if (isMerged(resolved)) return resolved;
+    const text = JSON.stringify(resolved.record);
+    if (found) this.store(key, text, resolved.shows, found.missAt, requestId);
+    return { text, cached: false };
+  }
+
   /** Stores a found record's body under the entities it shows; never waited for, never fails the request. */
-  store(key: string, body: string, shows: readonly string[], missAt: number, requestId: string): void {
+  private store(key: string, body: string, shows: readonly string[], missAt: number, requestId: string): void {
     this.cache.store(key, body, this.ttlS, shows, missAt).catch((error: unknown) => {
       this.log.warn({ err: error, requestId }, 'cache write failed');
     });

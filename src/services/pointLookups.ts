@@ -1,0 +1,50 @@
+import type { CacheLookup } from '../stores/redis/responseCache.js';
+import type { Services } from './context.js';
+import { authorById, bookById, bookByIsbn, followMerges, workById, type Resolved } from './lookups.js';
+import type { PointAnswer } from './pointCache.js';
+
+/**
+ * The four point lookups as their GET routes answer them (`/v1/<family>/<key>`), through the
+ * 24-hour cache under the route's URL. The GET routes, the bulk lookups and the MCP tools all go
+ * through here, so each reads and fills the entries the others do.
+ */
+
+export type PointFamily = 'isbn' | 'books' | 'works' | 'authors';
+
+const READS: Record<PointFamily, (reads: Services['reads'], key: string) => Promise<Resolved<unknown>>> = {
+  isbn: bookByIsbn,
+  books: bookById,
+  works: workById,
+  authors: authorById,
+};
+
+/** Where a merged key's survivor is read: a merged edition's ISBN leads to the surviving book. */
+const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = { isbn: 'books', books: 'books', works: 'works', authors: 'authors' };
+
+/** The URL path GET asks for `key`, as a client spells it: the cache key of its answer. */
+export const pointPath = (family: PointFamily, key: string): string => `/v1/${family}/${encodeURIComponent(key)}`;
+
+type PointServices = Pick<Services, 'reads' | 'pointCache'>;
+
+/**
+ * What GET `path` (the URL of `key` in `family`) answers. `started` is a cache read of the path
+ * already under way. Errors of the key (400, 404) are thrown.
+ */
+export function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key), started?: Promise<CacheLookup | null>): Promise<PointAnswer> {
+  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key), started);
+}
+
+/** A found record's JSON text, and the survivor's id when the key was merged (followed as a client follows the 301). */
+export interface Followed {
+  text: string;
+  mergedInto: string | null;
+}
+
+/** What GET answers for `key`, a merged id or ISBN followed to the survivor's own GET. */
+export async function pointFollowing(services: PointServices, requestId: string, family: PointFamily, key: string): Promise<Followed> {
+  const survivorFamily = SURVIVOR_FAMILY[family];
+  const { answer, mergedInto } = await followMerges(key, await pointAnswer(services, requestId, family, key), ({ mergedInto: id, location }) =>
+    pointAnswer(services, requestId, survivorFamily, id, location),
+  );
+  return { text: answer.text, mergedInto };
+}
