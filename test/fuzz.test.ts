@@ -149,9 +149,12 @@ const optionalHeaders = fc
   )
   .map(([headers, expect]) => (expect === null ? headers : { ...headers, expect }));
 
-/** A body: JSON of any shape, a match-like object with junk fields, text, raw bytes, or one over the size limit. */
+/** A body: JSON of any shape, a match-like object with junk fields, a bulk lookup's list of keys, text, raw bytes, or one over the size limit. */
 const body = fc.oneof(
   fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value) ?? 'null')),
+  fc
+    .record({ field: fc.constantFrom('isbns', 'ids', 'records'), keys: fc.array(fc.oneof({ weight: 3, arbitrary: paramValue }, { weight: 1, arbitrary: fc.jsonValue() }), { maxLength: 110 }) })
+    .map(({ field, keys }) => Buffer.from(JSON.stringify({ [field]: keys }))),
   fc
     .record({ title: fc.oneof(junkText, fc.jsonValue()), isbn: fc.oneof(junkText, fc.jsonValue()), author: junkText, year: fc.oneof(fc.integer(), junkText), publisher: junkText }, { requiredKeys: [] })
     .map((value) => Buffer.from(JSON.stringify(value))),
@@ -201,7 +204,7 @@ const anyPathRequest = fc
 
 /** POST bodies for the routes that read one, with the key, every content type and encoding. */
 const bodyRequest = fc
-  .record({ path: fc.constantFrom('/v1/match', '/mcp'), headers: optionalHeaders, body, auth: authorization })
+  .record({ path: fc.constantFrom('/v1/match', '/mcp', '/v1/match/batch', '/v1/isbn/batch', '/v1/books/batch', '/v1/works/batch', '/v1/authors/batch'), headers: optionalHeaders, body, auth: authorization })
   .map(({ path, headers, body: content, auth }) => ({ request: { method: 'POST', path, headers: withAuth(headers, auth.value), body: content }, auth }));
 
 function withAuth(headers: Record<string, string>, value: string | undefined): Record<string, string> {

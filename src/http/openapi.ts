@@ -293,7 +293,89 @@ const batchRefused: Json = {
 
 const BATCH_BUDGET = 'Each item draws one unit of the key\'s rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.';
 
+/** POST /v1/<family>/batch: one bulk lookup, each key answered as `GET /v1/<family>/{key}` answers it. */
+const bulkLookup = (what: string, field: string, key: string, record: string, family: string, example: { keys: string[]; results: Json[] }): Json => ({
+  post: {
+    summary: `Look up ${what} at once`,
+    description:
+      `\`{"${field}": [...]}\`: 1 to 100 different strings. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
+      `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
+      `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
+      `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: ref(`${record === 'book' && field === 'isbns' ? 'Isbn' : 'Id'}BatchRequest`), example: { [field]: example.keys } } },
+    },
+    responses: {
+      '200': {
+        description: 'One result per key, in input order.',
+        headers: rateHeaders,
+        content: { 'application/json': { schema: bulkResult(key, record), example: { results: example.results } } },
+      },
+      '400': errorResponse(`The body is not \`{"${field}": [...]}\` with 1 to 100 strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`),
+      '413': errorResponse('Body larger than 512 KiB (`code` `payload_too_large`).'),
+      '415': unsupportedBody,
+      ...commonErrors,
+      '429': batchRefused,
+    },
+  },
+});
+
+const bulkResult = (key: string, record: string): Json => ({
+  type: 'object',
+  required: ['results'],
+  properties: {
+    results: {
+      type: 'array',
+      description: 'In input order.',
+      items: {
+        type: 'object',
+        required: [key, 'status'],
+        properties: {
+          [key]: { type: 'string', description: 'As given.' },
+          status: { type: 'integer', enum: [200, 400, 404], description: 'What the GET answers (200 after following a merge).' },
+          merged_into: { type: 'string', description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' },
+          [record]: ref(record[0]!.toUpperCase() + record.slice(1)),
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } }, description: 'The error object of the GET\'s answer.' },
+        },
+      },
+    },
+  },
+});
+
+const exampleBook = { id: 'bk_5n1x7q0c2r9a', work_id: 'wk_8d2m4q6s0v1x', isbn_13: '9780439023481', title: 'The Hunger Games' };
+
 const batchPaths: Record<string, Json> = {
+  '/v1/isbn/batch': bulkLookup('up to 100 books by ISBN', 'isbns', 'isbn', 'book', 'isbn', {
+    keys: ['9780439023481', '0-439-13959-7', '9780306406157', '12345'],
+    results: [
+      { isbn: '9780439023481', status: 200, book: exampleBook },
+      { isbn: '0-439-13959-7', status: 200, merged_into: 'bk_2c4f6h8j0k1m', book: { id: 'bk_2c4f6h8j0k1m', isbn_13: '9780439139595', title: 'Harry Potter and the Goblet of Fire' } },
+      { isbn: '9780306406157', status: 404, error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } },
+      { isbn: '12345', status: 400, error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' } },
+    ],
+  }),
+  '/v1/books/batch': bulkLookup('up to 100 books (editions) by id', 'ids', 'id', 'book', 'books', {
+    keys: ['bk_5n1x7q0c2r9a', 'bk_0000000000zz'],
+    results: [
+      { id: 'bk_5n1x7q0c2r9a', status: 200, book: exampleBook },
+      { id: 'bk_0000000000zz', status: 404, error: { code: 'not_found', message: 'book bk_0000000000zz not found' } },
+    ],
+  }),
+  '/v1/works/batch': bulkLookup('up to 100 works by id', 'ids', 'id', 'work', 'works', {
+    keys: ['wk_8d2m4q6s0v1x', 'wk_1'],
+    results: [
+      { id: 'wk_8d2m4q6s0v1x', status: 200, work: { id: 'wk_8d2m4q6s0v1x', title: 'The Hunger Games', edition_count: 3 } },
+      { id: 'wk_1', status: 400, error: { code: 'bad_request', message: 'invalid work id: "wk_1" is not of the form wk_8d2m4q6s0v1x' } },
+    ],
+  }),
+  '/v1/authors/batch': bulkLookup('up to 100 authors by id', 'ids', 'id', 'author', 'authors', {
+    keys: ['au_9r2t4v6x8z0b', 'au_3k8d0f1m2x7p'],
+    results: [
+      { id: 'au_9r2t4v6x8z0b', status: 200, merged_into: 'au_3k8d0f1m2x7p', author: { id: 'au_3k8d0f1m2x7p', name: 'Suzanne Collins' } },
+      { id: 'au_3k8d0f1m2x7p', status: 200, author: { id: 'au_3k8d0f1m2x7p', name: 'Suzanne Collins' } },
+    ],
+  }),
   '/v1/match/batch': {
     post: {
       summary: 'Match up to 50 records at once',
@@ -396,6 +478,18 @@ const batchPaths: Record<string, Json> = {
 };
 
 const batchSchemas: Record<string, Json> = {
+  IsbnBatchRequest: {
+    type: 'object',
+    required: ['isbns'],
+    additionalProperties: false,
+    properties: { isbns: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', description: 'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked item by item.' } } },
+  },
+  IdBatchRequest: {
+    type: 'object',
+    required: ['ids'],
+    additionalProperties: false,
+    properties: { ids: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', description: 'Ids of the route\'s kind; checked item by item.' } } },
+  },
   MatchBatchRequest: {
     type: 'object',
     required: ['records'],
