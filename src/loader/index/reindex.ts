@@ -213,7 +213,7 @@ async function loadSnapshot(
 async function checkCounts(deps: LoaderDeps, kind: IndexKind, index: string, upTo: number): Promise<number> {
   const count = (await countDocuments(deps.es, index, { refresh: true })) ?? 0;
   const { rows } = await deps.db.query<{ live: number; seq: number }>(
-    `select (select count(*) from ${kind} where merged_into is null)::bigint as live,
+    `select (select count(*) from ${kind} where merged_into is null and deleted_at is null)::bigint as live,
             (select coalesce(max(seq), 0) from changes)::bigint as seq`,
   );
   const { live, seq } = rows[0]!;

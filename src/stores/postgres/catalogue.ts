@@ -54,7 +54,7 @@ export async function findBooksByIsbn13(db: Queryable, isbns: readonly string[])
 export async function booksByIds(db: Queryable, ids: readonly string[]): Promise<BookRecord[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<BookRecord>(
-    `select ${BOOK_COLUMNS} from books b where b.id = any($1) and b.merged_into is null`,
+    `select ${BOOK_COLUMNS} from books b where b.id = any($1) and b.merged_into is null and b.deleted_at is null`,
     [ids],
   );
   return inOrderOf(ids, rows);
@@ -73,13 +73,13 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position
                            from books b join book_authors ba on ba.book_id = b.id
-                          where b.work_id = w.id and b.merged_into is null
+                          where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
                           group by ba.author_id) wa
                    join authors a on a.id = wa.author_id), '[]'::json) as authors,
-       (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null) as edition_count,
+       (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null) as edition_count,
        coalesce((select json_agg(e) from (
                    select b.id, b.isbn_13, b.title, b.publisher, b.year, b.language
-                     from books b where b.work_id = w.id and b.merged_into is null
+                     from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
                     order by b.popularity desc, b.year nulls last, b.id
                     limit ${WORK_EDITIONS_SHOWN}) e), '[]'::json) as editions,
        to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
@@ -96,12 +96,12 @@ const AUTHOR_SUMMARY_COLUMNS = `
   coalesce((select json_agg(n.name order by n.name) from author_names n
              where n.author_id = a.id and n.name <> a.name), '[]'::json) as alternate_names,
   (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
-    where ba.author_id = a.id and b.merged_into is null) as work_count`;
+    where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null) as work_count`;
 
 /** Live authors by id, in the order of `ids`; ids that are unknown or merged are left out. */
 export async function authorSummariesByIds(db: Queryable, ids: readonly string[]): Promise<AuthorSummary[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<AuthorSummary>(`select ${AUTHOR_SUMMARY_COLUMNS} from authors a where a.id = any($1) and a.merged_into is null`, [ids]);
+  const { rows } = await db.query<AuthorSummary>(`select ${AUTHOR_SUMMARY_COLUMNS} from authors a where a.id = any($1) and a.merged_into is null and a.deleted_at is null`, [ids]);
   return inOrderOf(ids, rows);
 }
 
@@ -113,7 +113,7 @@ export async function findAuthors(db: Queryable, ids: readonly string[]): Promis
                           order by pw.popularity desc, w.title)
                    from (select b.work_id, sum(b.popularity) as popularity
                            from book_authors ba join books b on b.id = ba.book_id
-                          where ba.author_id = a.id and b.merged_into is null
+                          where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null
                           group by b.work_id
                           order by popularity desc
                           limit ${AUTHOR_WORKS_SHOWN}) pw

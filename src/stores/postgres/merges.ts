@@ -21,50 +21,53 @@ interface Row {
 }
 
 export async function mergeEntities(pool: Pool, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
+  return withTransaction(pool, (client) => mergeInTransaction(client, kind, fromId, intoId));
+}
+
+/** The same merge inside the caller's transaction (an importer merging as its records say). */
+export async function mergeInTransaction(client: PoolClient, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
   if (fromId === intoId) return { merged: false, refused: `cannot merge ${kind} ${fromId} into itself` };
-  return withTransaction(pool, async (client) => {
-    // Lock both rows, in id order so that two opposite merges cannot deadlock.
-    const { rows } = await client.query<Row>(
-      `select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`,
-      [[fromId, intoId]],
-    );
-    const from = rows.find((row) => row.id === fromId);
-    const into = rows.find((row) => row.id === intoId);
-    if (!from) return { merged: false, refused: `${kind} ${fromId} not found` };
-    if (!into) return { merged: false, refused: `${kind} ${intoId} not found` };
-    if (from.merged_into === intoId) return { merged: false, alreadyDone: true };
-    if (into.merged_into === fromId) {
-      return { merged: false, refused: `${kind} ${intoId} was merged into ${fromId}; merging ${fromId} into it would make a cycle` };
-    }
-    if (into.merged_into) {
-      return { merged: false, refused: `${kind} ${intoId} is a redirect to ${into.merged_into}; merge into ${into.merged_into} instead` };
-    }
-    if (from.merged_into) return { merged: false, refused: `${kind} ${fromId} is already merged into ${from.merged_into}` };
+  // Lock both rows, in id order so that two opposite merges cannot deadlock.
+  const { rows } = await client.query<Row>(
+    `select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`,
+    [[fromId, intoId]],
+  );
+  const from = rows.find((row) => row.id === fromId);
+  const into = rows.find((row) => row.id === intoId);
+  if (!from) return { merged: false, refused: `${kind} ${fromId} not found` };
+  if (!into) return { merged: false, refused: `${kind} ${intoId} not found` };
+  if (from.merged_into === intoId) return { merged: false, alreadyDone: true };
+  if (into.merged_into === fromId) {
+    return { merged: false, refused: `${kind} ${intoId} was merged into ${fromId}; merging ${fromId} into it would make a cycle` };
+  }
+  if (into.merged_into) {
+    return { merged: false, refused: `${kind} ${intoId} is a redirect to ${into.merged_into}; merge into ${into.merged_into} instead` };
+  }
+  if (from.merged_into) return { merged: false, refused: `${kind} ${fromId} is already merged into ${from.merged_into}` };
 
-    const touched = new Set([fromId, intoId]);
-    const changes: Change[] = [];
-    const moved = await MOVE[kind](client, fromId, intoId);
-    for (const bookId of moved.books) {
-      changes.push({ entity: 'book', id: bookId, operation: 'update' });
-      touched.add(bookId);
-    }
-    for (const id of moved.alsoTouched) touched.add(id);
+  const touched = new Set([fromId, intoId]);
+  const changes: Change[] = [];
+  const moved = await MOVE[kind](client, fromId, intoId);
+  for (const bookId of moved.books) {
+    changes.push({ entity: 'book', id: bookId, operation: 'update' });
+    touched.add(bookId);
+  }
+  for (const id of moved.alsoTouched) touched.add(id);
 
-    await client.query(`update ${TABLE[kind]} set merged_into = $2, updated_at = now() where id = $1`, [fromId, intoId]);
-    const { rows: repointed } = await client.query<{ id: string }>(
-      `update ${TABLE[kind]} set merged_into = $2, updated_at = now() where merged_into = $1 returning id`,
-      [fromId, intoId],
-    );
-    await client.query(`update ${TABLE[kind]} set updated_at = now() where id = $1`, [intoId]);
-    changes.push({ entity: kind, id: fromId, operation: 'merge', survivorId: intoId });
-    for (const row of repointed) {
-      changes.push({ entity: kind, id: row.id, operation: 'merge', survivorId: intoId });
-      touched.add(row.id);
-    }
-    changes.push({ entity: kind, id: intoId, operation: 'update' });
-    await recordChanges(client, changes);
-    return { merged: true, changes, touched };
-  });
+  await client.query(`update ${TABLE[kind]} set merged_into = $2, updated_at = now() where id = $1`, [fromId, intoId]);
+  const { rows: repointed } = await client.query<{ id: string }>(
+    `update ${TABLE[kind]} set merged_into = $2, updated_at = now() where merged_into = $1 returning id`,
+    [fromId, intoId],
+  );
+  await client.query(`update ${TABLE[kind]} set updated_at = now() where id = $1`, [intoId]);
+  changes.push({ entity: kind, id: fromId, operation: 'merge', survivorId: intoId });
+  for (const row of repointed) {
+    changes.push({ entity: kind, id: row.id, operation: 'merge', survivorId: intoId });
+    touched.add(row.id);
+  }
+  changes.push({ entity: kind, id: intoId, operation: 'update' });
+  await recordChanges(client, changes);
+  return { merged: true, changes, touched };
 }
 
 interface Moved {

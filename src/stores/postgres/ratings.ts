@@ -97,7 +97,7 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
       `create temp table derived_also_liked on commit drop as
        with liked as (
          select r.user_id, b.id as book_id, b.work_id
-           from ratings r join books b on b.id = r.book_id and b.merged_into is null
+           from ratings r join books b on b.id = r.book_id and b.merged_into is null and b.deleted_at is null
           where r.rating >= $1
        ),
        readers as (
@@ -145,7 +145,7 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
     // Only live books have documents; a removed list of a merged book needs no reindex.
     const changedIds = [...new Set([...upserted, ...removed].map((row) => row.book_id))];
     const { rows: live } = await client.query<{ id: string }>(
-      'select id from books where id = any($1::text[]) and merged_into is null order by id',
+      'select id from books where id = any($1::text[]) and merged_into is null and deleted_at is null order by id',
       [changedIds],
     );
     const changed = live.map((row) => row.id);

@@ -16,7 +16,7 @@ import type { IndexKind } from './indices.js';
  * probes whatever the planner's statistics say: right after a bulk import, before autovacuum has
  * analysed the tables, a hash join over a whole table per author was 100 times slower.
  *
- * Only live entities (merged_into is null) have documents. `updated_seq` is the change-sequence
+ * Only live entities (neither merged nor deleted) have documents. `updated_seq` is the change-sequence
  * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).
  */
 
@@ -94,7 +94,7 @@ const BOOK_SELECT = (filter: string) => `
         cross join lateral (select id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
        where al.book_id = b.id
     ) l on true
-   where b.merged_into is null and ${filter}`;
+   where b.merged_into is null and b.deleted_at is null and ${filter}`;
 
 const AUTHOR_SELECT = (filter: string) => `
   select a.id, a.name,
@@ -106,10 +106,10 @@ const AUTHOR_SELECT = (filter: string) => `
     left join lateral (
       select count(distinct b.work_id) as work_count, sum(b.popularity) as popularity
         from book_authors ba
-        cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null offset 0) b
+        cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null and deleted_at is null offset 0) b
        where ba.author_id = a.id
     ) s on true
-   where a.merged_into is null and ${filter}`;
+   where a.merged_into is null and a.deleted_at is null and ${filter}`;
 
 interface AuthorRow {
   id: string;
@@ -148,7 +148,7 @@ export async function authorDocuments(db: Queryable, ids: readonly string[], seq
 
 /** Live entities of a kind, as the transaction of `client` sees them. */
 export async function countLive(db: Queryable, kind: IndexKind): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`select count(*)::bigint as n from ${kind} where merged_into is null`);
+  const { rows } = await db.query<{ n: number }>(`select count(*)::bigint as n from ${kind} where merged_into is null and deleted_at is null`);
   return rows[0]?.n ?? 0;
 }
 
@@ -176,7 +176,7 @@ export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]
   if (authorIds.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
     `select distinct b.id from book_authors ba join books b on b.id = ba.book_id
-      where ba.author_id = any($1::text[]) and b.merged_into is null`,
+      where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null`,
     [authorIds],
   );
   return rows.map((row) => row.id);
@@ -185,6 +185,6 @@ export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]
 /** Live editions of any of `workIds`. */
 export async function editionsOfWorks(db: Queryable, workIds: readonly string[]): Promise<string[]> {
   if (workIds.length === 0) return [];
-  const { rows } = await db.query<{ id: string }>('select id from books where work_id = any($1::text[]) and merged_into is null', [workIds]);
+  const { rows } = await db.query<{ id: string }>('select id from books where work_id = any($1::text[]) and merged_into is null and deleted_at is null', [workIds]);
   return rows.map((row) => row.id);
 }

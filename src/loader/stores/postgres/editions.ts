@@ -19,11 +19,15 @@ export interface EditionFields {
   cover_url: string | null;
   popularity: number;
   average_rating: number | null;
+  subjects: string[] | null;
+  description: string | null;
+  physical_format: string | null;
 }
 
 export type EditionField = keyof EditionFields;
 export const EDITION_FIELDS: readonly EditionField[] = [
   'title', 'subtitle', 'series', 'series_number', 'publisher', 'year', 'language', 'pages', 'cover_url', 'popularity', 'average_rating',
+  'subjects', 'description', 'physical_format',
 ];
 
 /** An edition as stored, with what identifies it. */
