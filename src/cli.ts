@@ -19,6 +19,7 @@ import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
 import { merge } from './services/merge.js';
 import { createElastic, indexAliases } from './stores/elasticsearch/client.js';
 import { importRatings } from './loader/import/ratings.js';
+import { OL_BATCH, importOpenLibrary } from './loader/import/openlibrary/import.js';
 import { reindex, type ReindexTarget } from './loader/index/reindex.js';
 import { ensureAliases, follow, syncOnce, type LoaderDeps } from './loader/index/sync.js';
 import { formatLoaderStatus, loaderStatus } from './loader/index/status.js';
@@ -182,6 +183,21 @@ for (const [name, source] of Object.entries(sources)) {
       ),
     );
 }
+
+importCommand
+  .command('openlibrary')
+  .description('import Open Library dump files (.txt or .txt.gz; authors, works, editions or all types, in any order); records not newer than what was imported are skipped')
+  .argument('<files...>', 'paths of the dump files')
+  .option('--batch-size <records>', 'records per transaction', positive, OL_BATCH)
+  .option('--no-progress', 'no progress bar or progress lines')
+  .action((files: string[], options: { batchSize: number; progress: boolean }) =>
+    withDatabase((db) =>
+      withCache(async (cache) => {
+        const reports = await importOpenLibrary(files, { db, cache, log }, options);
+        for (const report of reports) console.log(formatImportReport(report));
+      }),
+    ),
+  );
 
 importCommand
   .command('ratings')

@@ -100,7 +100,7 @@ export async function generateCatalogue(options: CatalogueOptions, writable: Wri
 }
 
 /** Waits for 'drain'; fails if the stream errors or closes first, so a dead output cannot hang the generator. */
-function drained(writable: Writable): Promise<void> {
+export function drained(writable: Writable): Promise<void> {
   return new Promise((resolve, reject) => {
     const stopListening = (): void => {
       writable.off('drain', onDrain);
@@ -201,7 +201,7 @@ function formatRating(average: number): string {
 
 // The check digit is computed here rather than taken from src/domain/isbn.ts, whose exports are
 // fixed; the tests check every generated ISBN with parseIsbn, so the two cannot drift apart unseen.
-function isbn10FromBody(body: number): string {
+export function isbn10FromBody(body: number): string {
   const digits = String(body).padStart(9, '0');
   let sum = 0;
   for (let i = 0; i < 9; i++) sum += (10 - i) * (digits.charCodeAt(i) - 48);
@@ -299,7 +299,7 @@ function tiltedShares(mean: number): number[] {
  * costs no memory. Books pick a rank Zipf–Mandelbrot-like, P(rank) ∝ 1 / (rank + 50): a few
  * authors write thousands of books in a million, most write one or two.
  */
-class AuthorPool {
+export class AuthorPool {
   private static readonly FLATTENING = 50;
 
   // Re-seeded for every draw about one author: a name is a pure function of seed and rank.
@@ -360,7 +360,7 @@ function initials(random: Random, howMany: number): string {
 // Titles
 
 /** A title of one to a dozen words, sometimes with a subtitle, commas, quotes or an ampersand. */
-function bookTitle(random: Random, authorSurname: string): string {
+export function bookTitle(random: Random, authorSurname: string): string {
   const main = mainTitle(random, authorSurname);
   const subtitle = random.next();
   if (subtitle < 0.06) return `${main}: A Novel`;
@@ -440,7 +440,7 @@ export class Random {
  * A 32-bit hash of two integers (lowbias32 mixing), to seed independent streams per purpose.
  * Seeds beyond 32 bits contribute their high part too.
  */
-function hash32(seed: number, n: number): number {
+export function hash32(seed: number, n: number): number {
   let x = (Math.imul(seed | 0, 0x9e3779b1) ^ (seed / 4294967296) ^ n) >>> 0;
   for (let round = 0; round < 2; round++) {
     x ^= x >>> 16;
@@ -456,7 +456,7 @@ function hash32(seed: number, n: number): number {
  * i ↦ (a·i + b) mod m with a coprime to m: a bijection on 0..m-1, so successive values never repeat
  * and no set of used values is needed. m is a power of ten, so a must be odd and not a multiple of 5.
  */
-class AffinePermutation {
+export class AffinePermutation {
   private value: number;
   private readonly step: number;
 

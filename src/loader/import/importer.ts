@@ -22,6 +22,10 @@ export interface ImportReport {
   unchanged: number;
   repaired: number;
   rejected: CsvProblem[];
+  /** Rejections counted but not listed, past a bound on how many a report keeps. */
+  rejectedUnlisted?: number;
+  /** Lines of a kind the source holds but the catalogue does not (Open Library's subjects, pages...). */
+  skipped?: number;
 }
 
 const BATCH = 1_000;

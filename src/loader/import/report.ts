@@ -2,9 +2,12 @@ import type { ImportReport } from './importer.js';
 
 /** The summary an operator reads after an import: counts, then each rejected line and why. */
 export function formatImportReport(report: ImportReport): string {
+  const rejected = report.rejected.length + (report.rejectedUnlisted ?? 0);
+  const skipped = report.skipped ? `, skipped ${report.skipped} (not catalogued)` : '';
   const lines = [
-    `${report.source}: read ${report.read} rows; imported ${report.imported} (${report.inserted} new, ${report.updated} updated, ${report.unchanged} unchanged), repaired ${report.repaired}, rejected ${report.rejected.length}`,
+    `${report.source}: read ${report.read} rows; imported ${report.imported} (${report.inserted} new, ${report.updated} updated, ${report.unchanged} unchanged), repaired ${report.repaired}, rejected ${rejected}${skipped}`,
   ];
   for (const problem of report.rejected) lines.push(`  line ${problem.line}: ${problem.reason}`);
+  if (report.rejectedUnlisted) lines.push(`  and ${report.rejectedUnlisted} more rejected lines not listed`);
   return lines.join('\n');
 }

@@ -6,6 +6,8 @@
 export interface ProgressReporter {
   /** `done` more documents were acknowledged. */
   add(done: number): void;
+  /** A better estimate of the total (a file read so far tells how many records the rest holds). */
+  setTotal(total: number): void;
   /** Prints the final line. */
   finish(): void;
 }
@@ -17,6 +19,8 @@ export interface ProgressOptions {
   stream?: NodeJS.WriteStream;
   /** Seconds between plain lines when not on a terminal (default 5). */
   plainEverySeconds?: number;
+  /** What is counted (default "docs"). */
+  unit?: string;
 }
 
 export function formatDuration(seconds: number): string {
@@ -28,14 +32,14 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
 }
 
-export function progressLine(label: string, done: number, total: number, elapsedS: number, width = 24): { line: string; bar: string } {
+export function progressLine(label: string, done: number, total: number, elapsedS: number, width = 24, unit = 'docs'): { line: string; bar: string } {
   const rate = elapsedS > 0 ? done / elapsedS : 0;
   const eta = total > 0 && rate > 0 ? (total - done) / rate : NaN;
   const fraction = total > 0 ? Math.min(1, done / total) : 0;
   const filled = Math.round(fraction * width);
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
   const of = total > 0 ? `/${total} (${(fraction * 100).toFixed(1)}%)` : '';
-  return { line: `${label}: ${done}${of} ${Math.round(rate)} docs/s ETA ${formatDuration(eta)} elapsed ${formatDuration(elapsedS)}`, bar };
+  return { line: `${label}: ${done}${of} ${Math.round(rate)} ${unit}/s ETA ${formatDuration(eta)} elapsed ${formatDuration(elapsedS)}`, bar };
 }
 
 export function createProgress(options: ProgressOptions): ProgressReporter {
@@ -44,10 +48,11 @@ export function createProgress(options: ProgressOptions): ProgressReporter {
   const started = performance.now();
   const plainEveryMs = (options.plainEverySeconds ?? 5) * 1000;
   let done = 0;
+  let total = options.total;
   let lastPrint = -Infinity;
   const elapsed = () => (performance.now() - started) / 1000;
   const print = (final: boolean) => {
-    const { line, bar } = progressLine(options.label, done, options.total, elapsed());
+    const { line, bar } = progressLine(options.label, done, total, elapsed(), 24, options.unit);
     if (tty) stream.write(`\r\x1b[2K${bar} ${line}${final ? '\n' : ''}`);
     else stream.write(`${line}${final ? ' done' : ''}\n`);
   };
@@ -59,6 +64,9 @@ export function createProgress(options: ProgressOptions): ProgressReporter {
         lastPrint = now;
         print(false);
       }
+    },
+    setTotal(estimate: number) {
+      total = estimate;
     },
     finish() {
       print(true);

@@ -1,0 +1,261 @@
+// Synthetic Open Library dumps (authors, works and editions files in the monthly dumps' format), for
+// scale runs of `bookmeta import openlibrary`. Deterministic for a seed, written in constant memory.
+// Proportions follow the real dumps: about 0.7 works and 0.25 authors per edition, a third of the
+// editions without an ISBN, works with many editions and authors with many works (skewed), a few
+// percent redirects, some deletes, non-English titles, and the known defects (hyphenated and invalid
+// ISBNs, both shapes of descriptions and author roles, repeated author keys, cover -1, broken lines).
+//
+//   node --import tsx scripts/dev/generate-openlibrary.ts --editions 1000000 --seed 42 --out DIR
+
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { isbn10To13 } from '../../src/domain/isbn.js';
+import { AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody } from './generate-catalogue.js';
+
+export interface OpenLibraryOptions {
+  editions: number;
+  seed: number;
+}
+
+export interface OpenLibrarySummary {
+  files: { authors: string; works: string; editions: string };
+  lines: { authors: number; works: number; editions: number };
+}
+
+export const MAX_EDITIONS = 50_000_000;
+const CHUNK_CHARACTERS = 1 << 16;
+// Keys of each kind start here, with room below for the keys of redirects and deletes.
+const KEY_BASE = 10_000_000;
+const REDIRECT_KEY_BASE = 200_000_000;
+const DELETED_KEY_BASE = 300_000_000;
+const LAST_MODIFIED = '2024-06-01T08:15:00.000000';
+
+const LANGUAGES = [...Array<string>(70).fill('eng'), 'ger', 'ger', 'fre', 'fre', 'spa', 'spa', 'ita', 'por', 'rus', 'jpn', 'chi', 'dut', 'swe', 'pol', 'dan'];
+// Titles in other languages, by language code, for the editions that are translations.
+const FOREIGN_TITLES: Record<string, readonly string[]> = {
+  ger: ['Die Stadt der Träume', 'Das Haus am See', 'Der letzte Sommer', 'Über die Grenze'],
+  fre: ['Le Château des étoiles', 'La Nuit des rois', "L'Été dernier", 'Les Misérables enfants'],
+  spa: ['El jardín de las sombras', 'La casa de los espíritus', 'Cien días de lluvia', 'Años de soledad'],
+  ita: ['Il nome della rosa blu', 'La città invisibile', 'Le notti bianche'],
+  por: ['O livro do desassossego', 'A cidade e as serras'],
+  rus: ['Преступление и наказание', 'Война и мир', 'Белые ночи'],
+  jpn: ['雪国の夜', '海辺のカフカ', '吾輩は猫である'],
+  chi: ['红楼梦', '活着', '三体'],
+  dut: ['Het achterhuis', 'De avonden'],
+  swe: ['Röda rummet', 'Utvandrarna'],
+  pol: ['Lalka', 'Pan Tadeusz'],
+  dan: ['Eventyr og historier', 'Kongens fald'],
+};
+const PUBLISHERS = ['Penguin Books', 'Random House', 'HarperCollins', 'Vintage', 'Oxford University Press', 'Gallimard', 'Suhrkamp', 'Anagrama', 'Einaudi', 'Kodansha', 'Scholastic', 'Tor', 'Pan Books', 'Bantam', 'Dover Publications'];
+const FORMATS = ['Paperback', 'Hardcover', 'Mass Market Paperback', 'paperback', 'E-book', 'Audio CD', 'Library Binding'];
+const SUBJECTS = ['Fiction', 'History', 'Biography', 'Science fiction', 'Fantasy', 'Mystery', 'Romance', 'Poetry', 'Philosophy', 'Travel', 'Cooking', 'Art', 'Juvenile fiction', 'Politics and government', 'Social life and customs', 'World War, 1939-1945', 'Detective and mystery stories', 'Love stories'];
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+const workKey = (index: number): string => `/works/OL${KEY_BASE + index}W`;
+const authorKey = (index: number): string => `/authors/OL${KEY_BASE + index}A`;
+const editionKey = (index: number): string => `/books/OL${KEY_BASE + index}M`;
+
+function dumpLine(type: string, key: string, revision: number, json: Record<string, unknown>): string {
+  return `${type}\t${key}\t${revision}\t${LAST_MODIFIED}\t${JSON.stringify({ ...json, key, type: { key: type }, revision })}\n`;
+}
+
+/** A writer of one file in chunks, waiting whenever the stream asks to drain. */
+class ChunkedFile {
+  private chunk = '';
+  lines = 0;
+  constructor(private readonly stream: Writable) {}
+
+  async add(line: string): Promise<void> {
+    this.chunk += line;
+    this.lines += 1;
+    if (this.chunk.length >= CHUNK_CHARACTERS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const text = this.chunk;
+    this.chunk = '';
+    if (text !== '' && !this.stream.write(text)) await drained(this.stream);
+  }
+}
+
+export async function generateOpenLibrary(options: OpenLibraryOptions, dir: string): Promise<OpenLibrarySummary> {
+  const { editions, seed } = options;
+  if (!Number.isSafeInteger(editions) || editions < 1 || editions > MAX_EDITIONS) throw new RangeError(`editions must be an integer from 1 to ${MAX_EDITIONS}, got ${editions}`);
+  await mkdir(dir, { recursive: true });
+  const files = { authors: join(dir, 'ol_dump_authors.txt'), works: join(dir, 'ol_dump_works.txt'), editions: join(dir, 'ol_dump_editions.txt') };
+  const workCount = Math.max(1, Math.round(editions * 0.7));
+  const authorCount = Math.max(1, Math.round(editions * 0.25));
+  const pool = new AuthorPool(authorCount, seed);
+  const lines = { authors: 0, works: 0, editions: 0 };
+
+  for (const kind of ['authors', 'works', 'editions'] as const) {
+    const stream = createWriteStream(files[kind], { highWaterMark: 1 << 20 });
+    const out = new ChunkedFile(stream);
+    const random = new Random(hash32(seed, kind.length));
+    if (kind === 'authors') for (let index = 0; index < authorCount; index++) await out.add(authorLine(random, pool, index));
+    if (kind === 'works') for (let index = 0; index < workCount; index++) await out.add(workLine(random, pool, index, authorCount, seed));
+    if (kind === 'editions') for (let index = 0; index < editions; index++) await out.add(editionLine(random, pool, index, workCount, authorCount, seed));
+    // A few percent of keys were merged into others, and some records deleted.
+    const total = kind === 'authors' ? authorCount : kind === 'works' ? workCount : editions;
+    const keyOf = kind === 'authors' ? authorKey : kind === 'works' ? workKey : editionKey;
+    const path = kind === 'authors' ? 'authors' : kind === 'works' ? 'works' : 'books';
+    const suffix = kind === 'authors' ? 'A' : kind === 'works' ? 'W' : 'M';
+    for (let n = 0; n < Math.ceil(total * 0.03); n++) {
+      await out.add(dumpLine('/type/redirect', `/${path}/OL${REDIRECT_KEY_BASE + n}${suffix}`, 2 + random.below(3), { location: keyOf(redirectTarget(seed, n, total)) }));
+    }
+    for (let n = 0; n < Math.ceil(total * 0.005); n++) await out.add(dumpLine('/type/delete', `/${path}/OL${DELETED_KEY_BASE + n}${suffix}`, 3 + random.below(5), {}));
+    await out.flush();
+    stream.end();
+    await finished(stream);
+    lines[kind] = out.lines;
+  }
+  return { files, lines };
+}
+
+/** The record a redirect key was merged into: the n-th redirect of a kind always names the same one. */
+const redirectTarget = (seed: number, n: number, total: number): number => hash32(seed, 7_000_000 + n) % total;
+
+/** Editions and works name redirected keys sometimes, as real records do until they are fixed. */
+function referenceKey(random: Random, index: number, total: number, path: 'authors' | 'works', keyOf: (index: number) => string): string {
+  if (random.next() >= 0.01) return keyOf(index);
+  const n = random.below(Math.ceil(total * 0.03));
+  return `/${path}/OL${REDIRECT_KEY_BASE + n}${path === 'authors' ? 'A' : 'W'}`;
+}
+
+function authorLine(random: Random, pool: AuthorPool, index: number): string {
+  const name = pool.name(index);
+  const json: Record<string, unknown> = { name, personal_name: name, created: { type: '/type/datetime', value: LAST_MODIFIED } };
+  if (random.next() < 0.4) json.birth_date = String(1800 + random.below(200));
+  if (random.next() < 0.15) json.death_date = `${1 + random.below(28)} ${random.pick(MONTHS)} ${1850 + random.below(170)}`;
+  if (random.next() < 0.1) json.alternate_names = [name.toUpperCase(), name.split(' ').reverse().join(', ')];
+  if (random.next() < 0.08) {
+    const bio = `${name} wrote ${1 + random.below(40)} books.`;
+    json.bio = random.next() < 0.5 ? bio : { type: '/type/text', value: bio };
+  }
+  if (random.next() < 0.1) json.remote_ids = { viaf: String(10_000_000 + index), wikidata: `Q${100_000 + index}` };
+  return dumpLine('/type/author', authorKey(index), 1 + random.below(8), json);
+}
+
+/** A work's first author, by popularity (a few authors write very many works); its editions credit the same. */
+const firstAuthor = (pool: AuthorPool, seed: number, work: number): number => pool.popularRank(new Random(hash32(hash32(seed, work), 13)).next());
+
+/** Authors of a work: one to three. */
+function workAuthors(random: Random, pool: AuthorPool, seed: number, work: number, authorCount: number): number[] {
+  const ranks = [firstAuthor(pool, seed, work)];
+  if (random.next() < 0.15) ranks.push(random.below(authorCount));
+  if (random.next() < 0.03) ranks.push(random.below(authorCount));
+  return ranks;
+}
+
+function workLine(random: Random, pool: AuthorPool, index: number, authorCount: number, seed: number): string {
+  const authors = workAuthors(random, pool, seed, index, authorCount);
+  const title = workTitle(pool, seed, index, authors[0]!);
+  const colon = title.indexOf(': ');
+  const json: Record<string, unknown> = {
+    title: colon > 0 ? title.slice(0, colon) : title,
+    authors: authors.map((rank) => ({
+      // Both shapes of an author role occur in the dumps.
+      type: random.next() < 0.5 ? { key: '/type/author_role' } : '/type/author_role',
+      author: { key: referenceKey(random, rank, authorCount, 'authors', authorKey) },
+    })),
+  };
+  if (colon > 0) json.subtitle = title.slice(colon + 2);
+  if (random.next() < 0.7) json.subjects = Array.from({ length: 1 + random.below(5) }, () => random.pick(SUBJECTS));
+  if (random.next() < 0.3) {
+    const description = `A ${random.pick(SUBJECTS).toLowerCase()} book by ${pool.name(authors[0]!)}.`;
+    json.description = random.next() < 0.5 ? description : { type: '/type/text', value: description };
+  }
+  if (random.next() < 0.6) json.first_publish_date = String(1850 + Math.floor(175 * random.next() ** 0.5));
+  if (random.next() < 0.5) json.covers = [random.next() < 0.05 ? -1 : 1_000_000 + index];
+  return dumpLine('/type/work', workKey(index), 1 + random.below(12), json);
+}
+
+/** A work's title is a pure function of the work, so each of its editions can repeat it. */
+function workTitle(pool: AuthorPool, seed: number, work: number, author: number): string {
+  return bookTitle(new Random(hash32(hash32(seed, work), 11)), pool.surname(author));
+}
+
+/** Which work an edition belongs to: every work has one, and the rest go mostly to popular works. */
+function workOfEdition(random: Random, index: number, workCount: number): number {
+  return index < workCount ? index : Math.floor(workCount * random.next() ** 3);
+}
+
+function editionLine(random: Random, pool: AuthorPool, index: number, workCount: number, authorCount: number, seed: number): string {
+  const work = workOfEdition(random, index, workCount);
+  const author = firstAuthor(pool, seed, work);
+  const language = random.pick(LANGUAGES);
+  const foreign = FOREIGN_TITLES[language];
+  const title = foreign && random.next() < 0.7 ? random.pick(foreign) : workTitle(pool, seed, work, author).split(': ')[0]!;
+  if (random.next() < 0.001) {
+    // A broken line: the JSON cut short, or a column lost.
+    return random.next() < 0.5 ? `/type/edition\t${editionKey(index)}\t1\t${LAST_MODIFIED}\t{"title": "${title}", "publishers": [\n` : `/type/edition\t${editionKey(index)}\t1\t{"title": "x"}\n`;
+  }
+  const json: Record<string, unknown> = { title, works: [{ key: referenceKey(random, work, workCount, 'works', workKey) }] };
+  if (random.next() < 0.02) delete json.works;
+  const authorChoice = random.next();
+  if (authorChoice < 0.85) json.authors = [{ key: authorKey(author) }];
+  else if (authorChoice < 0.87) json.authors = [{ key: authorKey(author) }, { key: authorKey(author) }];
+  if (random.next() < 2 / 3) {
+    const isbn10 = isbn10FromBody(hash32(seed, 20_000_000 + index) % 1_000_000_000);
+    const defect = random.next();
+    if (defect < 0.03) json.isbn_10 = [`${isbn10.slice(0, 1)}-${isbn10.slice(1, 4)}-${isbn10.slice(4, 9)}-${isbn10.slice(9)}`];
+    else if (defect < 0.04) json.isbn_10 = [`${isbn10.slice(0, 9)}${isbn10[9] === '0' ? '1' : '0'}`]; // a wrong check digit
+    else if (defect < 0.6) json.isbn_13 = [isbn10To13(isbn10)];
+    else {
+      json.isbn_10 = [isbn10];
+      json.isbn_13 = [isbn10To13(isbn10)];
+    }
+  }
+  json.publishers = [random.pick(PUBLISHERS)];
+  const year = 1900 + Math.floor(125 * random.next() ** 0.4);
+  const dateStyle = random.next();
+  json.publish_date = dateStyle < 0.6 ? String(year) : dateStyle < 0.8 ? `${random.pick(MONTHS)} ${1 + random.below(28)}, ${year}` : dateStyle < 0.9 ? `c${year}` : dateStyle < 0.95 ? `[${year}?]` : 'n.d.';
+  if (random.next() < 0.6) json.number_of_pages = 40 + random.below(900);
+  if (random.next() < 0.8) json.languages = [{ key: `/languages/${language}` }];
+  if (random.next() < 0.5) json.physical_format = random.pick(FORMATS);
+  if (random.next() < 0.4) json.covers = [random.next() < 0.1 ? -1 : 5_000_000 + index];
+  if (random.next() < 0.05) json.series = [`${pool.seriesName(author, 0)} ; ${1 + random.below(9)}`];
+  if (random.next() < 0.3) json.subjects = [random.pick(SUBJECTS)];
+  const identifiers: Record<string, string[]> = {};
+  if (random.next() < 0.2) identifiers.goodreads = [String(1_000_000 + index)];
+  if (Object.keys(identifiers).length > 0) json.identifiers = identifiers;
+  if (random.next() < 0.3) json.oclc_numbers = [String(30_000_000 + index)];
+  if (random.next() < 0.1) json.lccn = [`${80 + random.below(20)}0${String(index % 100_000).padStart(5, '0')}`];
+  return dumpLine('/type/edition', editionKey(index), 1 + random.below(10), json);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] --out DIR';
+
+function integerOption(name: string, text: string | undefined, fallback?: number): number {
+  if (text === undefined && fallback !== undefined) return fallback;
+  const value = Number(text);
+  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) throw new Error(`--${name} must be an integer\n${USAGE}`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (values.out === undefined) throw new Error(`--out is required\n${USAGE}`);
+  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1) }, values.out);
+  for (const kind of ['authors', 'works', 'editions'] as const) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}

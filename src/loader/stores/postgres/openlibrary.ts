@@ -1,0 +1,186 @@
+import type { PoolClient } from '../../../stores/postgres/pool.js';
+import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js';
+
+/**
+ * The SQL of the Open Library importer: its bookkeeping (openlibrary_records), external identifiers,
+ * and set-based writes of authors, works and books, each one statement for a whole batch. What to
+ * write is decided in src/loader/import/openlibrary/; every function runs in the caller's transaction.
+ */
+
+export type OlState = 'record' | 'pending' | 'redirect' | 'delete';
+
+export interface OlRecordRow {
+  key: string;
+  revision: number;
+  state: OlState;
+  entity_id: string | null;
+  digest: string | null;
+  redirect_to: string | null;
+}
+
+export async function olRecords(client: PoolClient, keys: readonly string[]): Promise<Map<string, OlRecordRow>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await client.query<OlRecordRow>('select key, revision, state, entity_id, digest, redirect_to from openlibrary_records where key = any($1)', [keys]);
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+/** Keys redirected to any of `targets` whose own entity has not been merged yet. */
+export async function redirectsTo(client: PoolClient, targets: readonly string[]): Promise<OlRecordRow[]> {
+  if (targets.length === 0) return [];
+  const { rows } = await client.query<OlRecordRow>(
+    `select key, revision, state, entity_id, digest, redirect_to from openlibrary_records
+      where redirect_to = any($1) and entity_id is not null`,
+    [targets],
+  );
+  return rows;
+}
+
+export async function saveOlRecords(client: PoolClient, rows: readonly OlRecordRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await client.query(
+    `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
+     select key, revision, state, entity_id, digest, redirect_to from json_populate_recordset(null::openlibrary_records, $1)
+     on conflict (key) do update set revision = excluded.revision, state = excluded.state, entity_id = excluded.entity_id,
+       digest = excluded.digest, redirect_to = excluded.redirect_to`,
+    [JSON.stringify(rows)],
+  );
+}
+
+export interface ExternalId {
+  entity_id: string;
+  scheme: string;
+  value: string;
+}
+
+/** Adds identifiers; one already known is left as it is. */
+export async function addExternalIds(client: PoolClient, ids: readonly ExternalId[]): Promise<void> {
+  if (ids.length === 0) return;
+  await client.query(
+    `insert into external_ids (entity_id, scheme, value)
+     select entity_id, scheme, value from json_populate_recordset(null::external_ids, $1)
+     on conflict do nothing`,
+    [JSON.stringify(ids)],
+  );
+}
+
+export interface OlAuthorRow {
+  id: string;
+  name: string;
+  bio: string | null;
+  birth_date: string | null;
+  death_date: string | null;
+  alternate_names: string[];
+}
+
+export interface OlWorkRow {
+  id: string;
+  title: string;
+  subtitle: string | null;
+  subjects: string[];
+  description: string | null;
+  original_year: number | null;
+  cover_url: string | null;
+}
+
+const COLUMNS = {
+  authors: ['name', 'bio', 'birth_date', 'death_date', 'alternate_names'],
+  works: ['title', 'subtitle', 'subjects', 'description', 'original_year', 'cover_url'],
+} as const;
+
+/** New authors (identity key `ol:<key>`: Open Library tells its homonyms apart) or works (work key `ol:<key>`). */
+export async function insertKeyed(client: PoolClient, table: 'authors', rows: readonly (OlAuthorRow & { name_key: string })[]): Promise<void>;
+export async function insertKeyed(client: PoolClient, table: 'works', rows: readonly (OlWorkRow & { work_key: string })[]): Promise<void>;
+export async function insertKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]].join(', ');
+  await client.query(`insert into ${table} (${columns}) select ${columns} from json_populate_recordset(null::${table}, $1)`, [JSON.stringify(rows)]);
+}
+
+/** Replaces the Open Library fields of authors or works (a record revives a deleted one). */
+export async function updateKeyed(client: PoolClient, table: 'authors', rows: readonly OlAuthorRow[]): Promise<void>;
+export async function updateKeyed(client: PoolClient, table: 'works', rows: readonly OlWorkRow[]): Promise<void>;
+export async function updateKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  await client.query(
+    `update ${table} t set ${COLUMNS[table].map((column) => `${column} = r.${column}`).join(', ')}, deleted_at = null, updated_at = now()
+       from json_populate_recordset(null::${table}, $1) r where t.id = r.id`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/** Work keys of works by id (to tell Open Library's works from ours). */
+export async function workKeys(client: PoolClient, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await client.query<{ id: string; work_key: string }>('select id, work_key from works where id = any($1)', [ids]);
+  return new Map(rows.map((row) => [row.id, row.work_key]));
+}
+
+/** A book as the importer compares it. */
+export type OlStoredBook = EditionFields & {
+  id: string;
+  work_id: string;
+  isbn_13: string | null;
+  source_key: string | null;
+  merged_into: string | null;
+  deleted_at: Date | null;
+  author_ids: string[];
+};
+
+const BOOK_READ = `select b.id, b.work_id, b.isbn_13, b.source_key, b.merged_into, b.deleted_at, ${EDITION_FIELDS.map((field) => `b.${field}`).join(', ')},
+       coalesce((select array_agg(author_id order by position) from book_authors where book_id = b.id), '{}') as author_ids
+  from books b`;
+
+export async function booksByIdOrIsbn(client: PoolClient, ids: readonly string[], isbn13s: readonly string[]): Promise<OlStoredBook[]> {
+  if (ids.length === 0 && isbn13s.length === 0) return [];
+  const { rows } = await client.query<OlStoredBook>(`${BOOK_READ} where b.id = any($1) or b.isbn_13 = any($2)`, [ids, isbn13s]);
+  return rows;
+}
+
+export type OlBookRow = Partial<EditionFields> & { id: string; work_id: string; isbn_13: string | null; isbn_10: string | null; source_key: string };
+export type OlBookUpdate = EditionFields & { id: string; work_id: string; deleted_at: Date | null };
+
+export async function insertOlBooks(client: PoolClient, books: readonly OlBookRow[]): Promise<void> {
+  if (books.length === 0) return;
+  const columns = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS];
+  await client.query(
+    `insert into books (${columns.join(', ')})
+     select ${columns.map((column) => (column === 'popularity' ? 'coalesce(popularity, 0)' : column)).join(', ')}
+       from json_populate_recordset(null::books, $1)`,
+    [JSON.stringify(books)],
+  );
+}
+
+/** Writes the work, every edition field and the deletion mark of each book. */
+export async function updateOlBooks(client: PoolClient, books: readonly OlBookUpdate[]): Promise<void> {
+  if (books.length === 0) return;
+  const columns = ['work_id', ...EDITION_FIELDS, 'deleted_at'];
+  await client.query(
+    `update books b set ${columns.map((column) => `${column} = r.${column}`).join(', ')}, updated_at = now()
+       from json_populate_recordset(null::books, $1) r where b.id = r.id`,
+    [JSON.stringify(books)],
+  );
+}
+
+/** Replaces the credits of each book with the authors given, in order. */
+export async function replaceCredits(client: PoolClient, credits: readonly { bookId: string; authorIds: readonly string[] }[]): Promise<void> {
+  if (credits.length === 0) return;
+  await client.query('delete from book_authors where book_id = any($1)', [credits.map((credit) => credit.bookId)]);
+  await creditAuthors(client, credits);
+}
+
+/** Marks entities of one table deleted; answers those that were live. */
+export async function markDeleted(client: PoolClient, table: 'books' | 'works' | 'authors', ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await client.query<{ id: string }>(
+    `update ${table} set deleted_at = now(), updated_at = now() where id = any($1) and deleted_at is null and merged_into is null returning id`,
+    [ids],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** The survivor of each id (itself when not merged). */
+export async function survivors(client: PoolClient, table: 'books' | 'works' | 'authors', ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await client.query<{ id: string; survivor: string }>(`select id, coalesce(merged_into, id) as survivor from ${table} where id = any($1)`, [ids]);
+  return new Map(rows.map((row) => [row.id, row.survivor]));
+}

@@ -1,0 +1,228 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
+import { importOpenLibrary } from '../src/loader/import/openlibrary/import.js';
+import { projectPath } from '../src/paths.js';
+import type { Pool } from '../src/stores/postgres/pool.js';
+import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
+import { createLogger } from '../src/log.js';
+import { createWorld, type TestWorld } from './helpers/env.js';
+import { runCli } from './helpers/processes.js';
+
+const SAMPLE = {
+  authors: projectPath('data', 'openlibrary', 'ol_dump_authors_sample.txt'),
+  works: projectPath('data', 'openlibrary', 'ol_dump_works_sample.txt'),
+  editions: projectPath('data', 'openlibrary', 'ol_dump_editions_sample.txt'),
+};
+
+const log = createLogger('silent');
+let world: TestWorld;
+let scratch: string;
+test.before(async () => {
+  world = await createWorld();
+  scratch = await mkdtemp(join(tmpdir(), 'bookmeta-ol-'));
+});
+test.after.always(async () => {
+  await world?.destroy();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const load = (db: Pool, paths: string[], batchSize?: number) => importOpenLibrary(paths, { db, cache: null, log }, { progress: false, batchSize });
+const lastSeq = async (db: Pool): Promise<number> => (await db.query<{ seq: number }>('select coalesce(max(seq), 0)::bigint as seq from changes')).rows[0]!.seq;
+const entityOf = async (db: Pool, key: string): Promise<string | null> =>
+  (await db.query<{ entity_id: string | null }>('select entity_id from openlibrary_records where key = $1', [key])).rows[0]?.entity_id ?? null;
+
+async function dumpFile(name: string, lines: string[]): Promise<string> {
+  const path = join(scratch, name);
+  await writeFile(path, name.endsWith('.gz') ? gzipSync(`${lines.join('\n')}\n`) : `${lines.join('\n')}\n`);
+  return path;
+}
+const line = (type: string, key: string, revision: number, json: object): string => `${type}\t${key}\t${revision}\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key })}`;
+
+/**
+ * What the catalogue says, without our ids (a rerun mints other ones): every live book with its
+ * identity, fields, work and authors as Open Library keys or names, every merge and deletion.
+ */
+async function catalogueContent(db: Pool): Promise<unknown> {
+  const { rows: books } = await db.query(
+    `select coalesce(b.isbn_13, b.source_key) as identity, b.title, b.year, b.publisher, b.pages, b.language, b.subjects, b.physical_format,
+            w.work_key, w.title as work_title, (b.merged_into is not null) as merged, (b.deleted_at is not null) as deleted,
+            (select array_agg(a.name order by ba.position) from book_authors ba join authors a on a.id = ba.author_id where ba.book_id = b.id) as authors
+       from books b join works w on w.id = b.work_id order by 1`,
+  );
+  const { rows: works } = await db.query(
+    `select w.work_key, w.title, w.subjects, w.description, (m.work_key) as merged_into, (w.deleted_at is not null) as deleted
+       from works w left join works m on m.id = w.merged_into order by 1`,
+  );
+  const { rows: authors } = await db.query(
+    `select a.name_key, a.name, a.bio, m.name_key as merged_into, (a.deleted_at is not null) as deleted
+       from authors a left join authors m on m.id = a.merged_into order by 1`,
+  );
+  const { rows: keys } = await db.query('select key, revision, state, redirect_to, digest from openlibrary_records order by key');
+  return { books, works, authors, keys };
+}
+
+test.serial('editions before their works and authors land, and are joined up when those records arrive', async (t) => {
+  const reports = await load(world.db, [SAMPLE.editions, SAMPLE.works, SAMPLE.authors]);
+  t.deepEqual(
+    reports.map((report) => [report.source, report.read, report.imported, report.rejected.length]),
+    [
+      ['openlibrary ol_dump_editions_sample.txt', 18, 14, 4],
+      ['openlibrary ol_dump_works_sample.txt', 11, 8, 3],
+      ['openlibrary ol_dump_authors_sample.txt', 4999, 4999, 0],
+    ],
+  );
+  t.deepEqual(reports[0]!.rejected, [
+    { line: 15, reason: 'expected 5 tab-separated columns, found 4' },
+    { line: 16, reason: 'invalid JSON: Expected double-quoted property name in JSON at position 20' },
+    { line: 17, reason: 'edition has no title' },
+    { line: 18, reason: 'key "/books/ OL30043M" is not an Open Library author, work or edition key' },
+  ]);
+  const { rows } = await world.db.query(
+    `select b.title, w.title as work_title, w.subjects, a.name
+       from books b join works w on w.id = b.work_id join book_authors ba on ba.book_id = b.id join authors a on a.id = ba.author_id
+      where b.source_key = 'openlibrary:OL30002M'`,
+  );
+  // The placeholder work and author (named by key) became the records that came after the edition.
+  t.deepEqual(rows, [{ title: "The innovator's dilemma", work_title: "The innovator's dilemma", subjects: ['Technological innovations', 'Management', 'Disruptive technologies'], name: 'Clayton M. Christensen' }]);
+});
+
+test.serial('a second import of the same files changes nothing and records no change', async (t) => {
+  const seq = await lastSeq(world.db);
+  const reports = await load(world.db, [SAMPLE.works, SAMPLE.editions, SAMPLE.authors]);
+  for (const report of reports) {
+    t.is(report.inserted, 0);
+    t.is(report.updated, 0);
+    t.is(report.unchanged, report.imported);
+  }
+  t.is(await lastSeq(world.db), seq);
+});
+
+test.serial('editions and their works: one ISBN is one book, a redirected work key lands on the survivor, an edition without a work has its own', async (t) => {
+  const { rows: hunger } = await world.db.query("select count(*)::int as n from books where isbn_13 = '9780439023481'");
+  t.is(hunger[0].n, 1);
+  t.is(await entityOf(world.db, 'OL24224410M'), await entityOf(world.db, 'OL30012M'));
+  const { rows: poetry } = await world.db.query(
+    "select w.work_key from books b join works w on w.id = b.work_id where b.source_key in ('openlibrary:OL30004M', 'openlibrary:OL30005M')",
+  );
+  t.deepEqual(poetry.map((row) => row.work_key), ['ol:OL2010880W', 'ol:OL2010880W']);
+  const { rows: redirected } = await world.db.query("select merged_into from works where work_key = 'ol:OL2010890W'");
+  t.is(redirected[0].merged_into, await entityOf(world.db, 'OL2010880W'));
+  const { rows: own } = await world.db.query("select w.work_key from books b join works w on w.id = b.work_id where b.source_key = 'openlibrary:OL30010M'");
+  t.is(own[0].work_key, 'ol-edition:OL30010M');
+  const { rows: invalid } = await world.db.query("select isbn_13 from books where source_key = 'openlibrary:OL30011M'");
+  t.is(invalid[0].isbn_13, null);
+});
+
+test.serial('an Open Library edition of a goodbooks ISBN is that book, and Open Library\'s work takes over ours with a 301 for the old work', async (t) => {
+  const other = await createWorld();
+  try {
+    await importFile(other, 'goodbooks', GOODBOOKS_300);
+    const { rows: before } = await other.db.query("select id, work_id, title from books where isbn_13 = '9780439023481'");
+    await importOpenLibrary([SAMPLE.editions, SAMPLE.works], { db: other.db, cache: null, log }, { progress: false });
+    const { rows: after } = await other.db.query("select id, work_id, title, physical_format, subjects from books where isbn_13 = '9780439023481'");
+    t.is(after.length, 1);
+    t.is(after[0].id, before[0].id);
+    // goodbooks owns the title; Open Library adds what only it knows.
+    t.is(after[0].title, before[0].title);
+    t.is(after[0].physical_format, 'Hardcover');
+    t.deepEqual(after[0].subjects, ['Survival', 'Reality television programs']);
+    const olWork = await entityOf(other.db, 'OL5735363W');
+    t.is(after[0].work_id, olWork);
+    const { rows: ours } = await other.db.query('select merged_into from works where id = $1', [before[0].work_id]);
+    t.is(ours[0].merged_into, olWork);
+    const { rows: merge } = await other.db.query("select count(*)::int as n from changes where entity = 'work' and operation = 'merge' and entity_id = $1", [before[0].work_id]);
+    t.is(merge[0].n, 1);
+  } finally {
+    await other.destroy();
+  }
+});
+
+test.serial('a newer revision changes only what changed; a newer revision with the same fields writes no change', async (t) => {
+  const sameFields = line('/type/work', '/works/OL2010882W', 9, { title: 'Quicksands', authors: [{ type: '/type/author_role', author: { key: '/authors/OL1033157A' } }], subjects: ['Fiction'], first_publish_date: '1922' });
+  const seq = await lastSeq(world.db);
+  const [same] = await load(world.db, [await dumpFile('same.txt', [sameFields])]);
+  t.like(same, { updated: 0, unchanged: 1 });
+  t.is(await lastSeq(world.db), seq);
+  const { rows: revision } = await world.db.query("select revision from openlibrary_records where key = 'OL2010882W'");
+  t.is(revision[0].revision, 9);
+
+  const retitled = line('/type/edition', '/books/OL30008M', 7, { title: 'Quicksands: a novel', publishers: ['Grosset & Dunlap'], publish_date: '1922', works: [{ key: '/works/OL2010882W' }], authors: [{ key: '/authors/OL1033157A' }], number_of_pages: 310 });
+  const older = line('/type/edition', '/books/OL30009M', 1, { title: 'Older revision must not win' });
+  const [report] = await load(world.db, [await dumpFile('newer.txt.gz', [retitled, older])]);
+  t.like(report, { updated: 1, unchanged: 1 });
+  const { rows: changes } = await world.db.query('select entity, operation from changes where seq > $1', [seq]);
+  t.deepEqual(changes, [{ entity: 'book', operation: 'update' }]);
+  const { rows: sipahi } = await world.db.query("select title from books where source_key = 'openlibrary:OL30009M'");
+  t.is(sipahi[0].title, 'Sipahi');
+});
+
+test.serial('redirects merge through the merge machinery, whichever of the two keys comes first', async (t) => {
+  const [report] = await load(world.db, [
+    await dumpFile('redirects.txt', [
+      line('/type/redirect', '/books/OL30008M', 8, { location: '/books/OL30040M' }),
+      line('/type/edition', '/books/OL30040M', 1, { title: 'Quicksands', publishers: ['Hodder'], publish_date: '1923', works: [{ key: '/works/OL2010882W' }] }),
+      line('/type/redirect', '/authors/OL10221255A', 9, { location: '/authors/OL101176A' }),
+    ]),
+  ]);
+  t.is(report!.rejected.length, 0);
+  const from = (await entityOf(world.db, 'OL30008M'))!;
+  const { rows } = await world.db.query('select merged_into from books where id = $1', [from]);
+  t.is(rows[0].merged_into, await entityOf(world.db, 'OL30040M'));
+  const { rows: author } = await world.db.query('select merged_into from authors where id = $1', [await entityOf(world.db, 'OL10221255A')]);
+  t.is(author[0].merged_into, await entityOf(world.db, 'OL101176A'));
+  const { rows: changes } = await world.db.query("select count(*)::int as n from changes where operation = 'merge' and entity_id = $1", [from]);
+  t.is(changes[0].n, 1);
+});
+
+test.serial('a delete removes what Open Library alone knew and keeps a book another source knows', async (t) => {
+  const seq = await lastSeq(world.db);
+  await load(world.db, [await dumpFile('deletes.txt', [line('/type/delete', '/books/OL30010M', 5, {}), line('/type/delete', '/books/OL30012M', 5, {}), line('/type/delete', '/works/OL2010883W', 9, {})])]);
+  const { rows } = await world.db.query("select source_key, deleted_at is not null as deleted from books where source_key = 'openlibrary:OL30010M' or isbn_13 = '9780439023481' order by 1");
+  // OL30012M is a second key of the book OL24224410M made: that book stays.
+  t.deepEqual(rows, [{ source_key: 'openlibrary:OL24224410M', deleted: false }, { source_key: 'openlibrary:OL30010M', deleted: true }]);
+  const { rows: changes } = await world.db.query('select entity, operation from changes where seq > $1 order by seq', [seq]);
+  t.deepEqual(changes, [{ entity: 'book', operation: 'delete' }, { entity: 'work', operation: 'delete' }]);
+  // An older record of a deleted key is skipped, not resurrected.
+  await load(world.db, [await dumpFile('older.txt', [line('/type/edition', '/books/OL30010M', 2, { title: 'Selected poems' })])]);
+  const { rows: still } = await world.db.query("select deleted_at is not null as deleted from books where source_key = 'openlibrary:OL30010M'");
+  t.true(still[0].deleted);
+});
+
+test.serial('kill -9 at any moment and a rerun end in the same catalogue as one clean run', async (t) => {
+  const dir = join(scratch, 'generated');
+  const { files } = await generateOpenLibrary({ editions: 3000, seed: 5 }, dir);
+  const order = [files.editions, files.authors, files.works];
+  const clean = await createWorld();
+  const killed = await createWorld();
+  try {
+    await importOpenLibrary(order, { db: clean.db, cache: null, log }, { progress: false, batchSize: 250 });
+    for (const after of [1, 9, 20]) {
+      // A real process, killed once `after` batches are committed.
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order], {
+        env: killed.env,
+        cwd: projectPath(),
+        stdio: 'ignore',
+      });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      for (;;) {
+        const { rows } = await killed.db.query<{ n: number }>('select count(*)::int as n from openlibrary_records');
+        if (rows[0]!.n >= after * 250 || child.exitCode !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const rerun = await runCli(killed.env, ['import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order]);
+    t.is(rerun.code, 0, rerun.stderr);
+    t.deepEqual(await catalogueContent(killed.db), await catalogueContent(clean.db));
+  } finally {
+    await clean.destroy();
+    await killed.destroy();
+  }
+});
