@@ -248,7 +248,8 @@ test('migrating to batch storage keeps every call recorded before it, to the mic
       await db.query('insert into usage (kid, method, route, status, at, latency_ms) values ($1, $2, $3, $4, $5, $6)', Object.values(row));
     }
     await db.query(`update usage set at = at + interval '456 microseconds' where route = '/v1/isbn/:isbn'`);
-    t.deepEqual(await migrate(db), ['004_usage_batches.sql', '005_usage_groups.sql']);
+    // Later migrations come after these; they are not this test's business.
+    t.deepEqual((await migrate(db)).slice(0, 2), ['004_usage_batches.sql', '005_usage_groups.sql']);
     const { rows } = await db.query('select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at');
     t.deepEqual(rows.map(({ micros: _, ...row }) => row), before);
     t.is(rows[0].micros, 123_456);
@@ -267,7 +268,7 @@ test('migrating batches of one object per call to grouped batches keeps every ca
       { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.parse('2026-01-02T10:00:02Z'), latencyMs: 0.5 },
     ];
     await db.query('insert into usage_batches (first_at, last_at, records) values ($1, $2, $3)', ['2026-01-02T10:00:00.123456Z', '2026-01-02T10:00:02Z', JSON.stringify(calls)]);
-    t.deepEqual(await migrate(db), ['005_usage_groups.sql']);
+    t.deepEqual((await migrate(db)).slice(0, 1), ['005_usage_groups.sql']);
     const { rows } = await db.query(
       `select kid, method, route, status, to_char(at at time zone 'UTC', 'HH24:MI:SS.US') as at, latency_ms, batch_first_at, batch_last_at from usage order by at`,
     );
