@@ -1,4 +1,8 @@
 import test from 'ava';
+import type { AppContext } from '../src/http/state.js';
+import { createRouter } from '../src/http/app.js';
+import { pointLookupRequests } from '../src/http/routes/lookups.js';
+import type { Services } from '../src/services/context.js';
 import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
@@ -70,6 +74,14 @@ test('a point lookup is a MISS first, then a HIT with the same bytes', async (t)
   t.is(second.headers.get('x-cache'), 'HIT');
   t.is(await second.text(), firstBody);
   t.is(second.headers.get('content-type'), 'application/json; charset=utf-8');
+});
+
+test('the cache read starts early for exactly the requests the router answers with a point lookup', (t) => {
+  const isPointLookup = pointLookupRequests(createRouter({} as Services));
+  const asks = (method: string, path: string) => isPointLookup({ method, path } as AppContext);
+  for (const path of ['/v1/isbn/9780439023481', '/v1/books/bk_x', '/v1/works/wk_x', '/v1/authors/au_x', '/v1/books/searchx', '/v1/isbn/batch']) t.true(asks('GET', path), path);
+  for (const path of ['/v1/books/search', '/v1/authors/search', '/v1/books/bk_x/recommendations', '/V1/isbn/1', '/v1/isbn/1/', '/v1/changes']) t.false(asks('GET', path), path);
+  t.false(asks('POST', '/v1/isbn/9780439023481'));
 });
 
 test('the cache key is the URL: another spelling of the same ISBN is its own entry', async (t) => {

@@ -12,6 +12,7 @@ import { prefetchPointCache } from '../../src/http/middleware/pointCache.js';
 import { rateLimit } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
+import { pointLookupRequests } from '../../src/http/routes/lookups.js';
 import { sendJsonText, type RequestState } from '../../src/http/state.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
@@ -20,11 +21,12 @@ const config = loadConfig();
 const log = createLogger(config.logLevel, { buffered: true });
 const services = await buildServices(config, log);
 
+const router = createRouter(services);
 const app = new Koa<RequestState>();
 app.use(requestId());
-app.use(recordRequests(log, services.meter, createRouter(services)));
+app.use(recordRequests(log, services.meter, router));
 app.use(authenticate(services.authenticator));
-app.use(prefetchPointCache(services.pointCache));
+app.use(prefetchPointCache(services.pointCache, pointLookupRequests(router)));
 app.use(rateLimit(services.rateLimiter, log));
 app.use(async (ctx) => {
   const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')), ctx.state.cacheLookup);

@@ -11,7 +11,7 @@ import { recordRequests } from './middleware/requestRecords.js';
 import { requestId } from './middleware/requestId.js';
 import { batchRoutes, isBatchRequest } from './routes/batch.js';
 import { changeRoutes } from './routes/changes.js';
-import { lookupRoutes } from './routes/lookups.js';
+import { lookupRoutes, pointLookupRequests } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { isPublicRequest, publicRoutes } from './routes/public.js';
 import { reconcileCrossOrigin, reconcileRoutes } from './routes/reconcile.js';
@@ -23,8 +23,8 @@ import type { Middleware, RequestState } from './state.js';
  * no key; every other request (any other spelling, any unknown path) is authenticated, rate limited
  * and metered before the router sees it.
  */
-function guard(services: Services): Middleware {
-  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache), rateLimit(services.rateLimiter, services.log, isBatchRequest)]);
+function guard(services: Services, router: Router<RequestState>): Middleware {
+  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache, pointLookupRequests(router)), rateLimit(services.rateLimiter, services.log, isBatchRequest)]);
   return (ctx, next) => (isPublicRequest(ctx) ? next() : guarded(ctx, next));
 }
 
@@ -53,7 +53,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(renderErrors(services.log));
   app.use(protocolRules());
   app.use(reconcileCrossOrigin());
-  app.use(guard(services));
+  app.use(guard(services, router));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -3,6 +3,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { Services } from '../../services/context.js';
 import { isMerged, type Merged, type Resolved } from '../../services/lookups.js';
 import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
+import { routeTemplate } from '../routeTemplate.js';
 import { sendJson, sendJsonText, type AppContext, type RequestState } from '../state.js';
 
 /** A merged id answers 301 to its survivor under the same path family. */
@@ -31,9 +32,15 @@ const pointRoute = (services: Services, family: PointFamily, param: string): Rou
   sendJsonText(ctx, answer.text);
 };
 
+const POINT_ROUTES: Record<PointFamily, string> = { isbn: '/v1/isbn/:isbn', books: '/v1/books/:id', works: '/v1/works/:id', authors: '/v1/authors/:id' };
+const POINT_TEMPLATES = new Set(Object.values(POINT_ROUTES));
+
+/** Whether the router would answer a request with a point lookup: asked before routing, by the cache prefetch. */
+export const pointLookupRequests = (router: Router<RequestState>) => (ctx: AppContext): boolean =>
+  ctx.method === 'GET' && POINT_TEMPLATES.has(routeTemplate(router, ctx.path, ctx.method));
+
 export function lookupRoutes(router: Router<RequestState>, services: Services): void {
-  router.get('/v1/isbn/:isbn', pointRoute(services, 'isbn', 'isbn'));
-  router.get('/v1/books/:id', pointRoute(services, 'books', 'id'));
-  router.get('/v1/works/:id', pointRoute(services, 'works', 'id'));
-  router.get('/v1/authors/:id', pointRoute(services, 'authors', 'id'));
+  for (const [family, path] of Object.entries(POINT_ROUTES) as [PointFamily, string][]) {
+    router.get(path, pointRoute(services, family, path.slice(path.lastIndexOf(':') + 1)));
+  }
 }
