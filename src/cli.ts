@@ -17,6 +17,7 @@ import { importCatalogue, type CatalogueSource } from './loader/import/importer.
 import { formatImportReport } from './loader/import/report.js';
 import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
 import { merge } from './services/merge.js';
+import { regroupWorks } from './loader/import/regroup.js';
 import { createElastic, indexAliases } from './stores/elasticsearch/client.js';
 import { importRatings } from './loader/import/ratings.js';
 import { OL_BATCH, importOpenLibrary } from './loader/import/openlibrary/import.js';
@@ -301,6 +302,18 @@ program
         } else {
           console.log(`merged ${kind} ${from} into ${into} (${outcome.changes.length} changes recorded)`);
         }
+      }),
+    ),
+  );
+
+program
+  .command('regroup')
+  .description("merge works that today's grouping rule makes one (edition labels aside) and mark boxsets, omnibuses and companions (idempotent)")
+  .action(() =>
+    withDatabase((db) =>
+      withCache(async (cache) => {
+        const outcome = await regroupWorks(db, cache);
+        console.log(`regrouped works: ${outcome.merged} merged into others, ${outcome.revised} revised (key, title or kind)`);
       }),
     ),
   );

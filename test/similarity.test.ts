@@ -8,6 +8,7 @@ import { withoutTrailingParenthetical } from '../src/domain/titles.js';
 const book = (fields: Partial<BookRecord>): BookRecord => ({
   id: 'bk_000000000001',
   work_id: 'wk_000000000001',
+  kind: 'book',
   isbn_13: null,
   isbn_10: null,
   title: 'Untitled',

@@ -1,6 +1,6 @@
 import test from 'ava';
 
-import { splitTitle, titleKey } from '../src/domain/titles.js';
+import { splitTitle, titleKey, workKind, workTitle, type WorkKind } from '../src/domain/titles.js';
 
 // Titles are real rows of goodbooks-10k books.csv `title` and Book-Crossing BX-Books.csv `Book-Title`,
 // except a few made up to isolate one rule ("Straße Æsop Ørsted").
@@ -200,4 +200,41 @@ test('whitespace in the key is collapsed', (t) => {
 
 test('scripts without case are kept as they are', (t) => {
   t.is(titleKey('ذاكرة الجسد'), 'ذاكرة الجسد');
+});
+
+test('workTitle drops edition labels (imprint, format, language edition, volume, reading group, series label) and keeps a parenthetical that reads on', (t) => {
+  const cases: [string, string][] = [
+    ["1984 (Everyman's Library)", '1984'],
+    ['1984 (Signet Classics (Paperback))', '1984'],
+    ['1984 (Spanish Language Edition)', '1984'],
+    ["Harry Potter and the Sorcerer's Stone (Book 1)", "Harry Potter and the Sorcerer's Stone"],
+    ["She's Come Undone (Oprah's Book Club)", "She's Come Undone"],
+    ["The Hitchhiker's Guide to the Galaxy (Hitchhiker's Trilogy (Paperback))", "The Hitchhiker's Guide to the Galaxy"],
+    ['GOOD MOTHER, THE', 'GOOD MOTHER'],
+    ['I Am America (And So Can You!)', 'I Am America (And So Can You!)'],
+    ['Lamb (the Gospel According to Biff)', 'Lamb (the Gospel According to Biff)'],
+    ['(Untitled)', '(Untitled)'],
+  ];
+  for (const [title, expected] of cases) t.is(workTitle(title), expected, title);
+});
+
+test('workKind tells boxsets, omnibuses and companions from books', (t) => {
+  const kindOf = (raw: string) => {
+    const parts = splitTitle(raw);
+    return workKind({ title: parts.title, subtitle: parts.subtitle, seriesNumber: parts.seriesNumber });
+  };
+  const cases: [string, WorkKind][] = [
+    ['The Hunger Games Trilogy Boxset (The Hunger Games, #1-3)', 'boxset'],
+    ['Sookie Stackhouse 7-copy Boxed Set (Sookie Stackhouse #1-7)', 'boxset'],
+    ['The Lord of the Rings (The Lord of the Rings, #1-3)', 'omnibus'],
+    ['The Complete Sherlock Holmes', 'omnibus'],
+    ['Harry Potter: Page to Screen', 'companion'],
+    ['Fantastic Beasts and Where to Find Them: The Original Screenplay', 'companion'],
+    ['The Beatrice Letters (A Series of Unfortunate Events companion)', 'companion'],
+    ["The Hitchhiker's Guide to the Galaxy (Hitchhiker's Trilogy (Paperback))", 'book'],
+    ['Heart-Shaped Box', 'book'],
+    ['The Art of War', 'book'],
+    ['The Hunger Games (The Hunger Games, #1)', 'book'],
+  ];
+  for (const [title, expected] of cases) t.is(kindOf(title), expected, title);
 });

@@ -1,5 +1,7 @@
 /** The JSON records the API returns (snake_case; unknown fields are null, never missing). */
 
+import type { WorkKind } from './titles.js';
+
 export interface AuthorRef {
   id: string;
   name: string;
@@ -8,6 +10,8 @@ export interface AuthorRef {
 export interface BookRecord {
   id: string;
   work_id: string;
+  /** The kind of its work: one book, or a boxset, omnibus or companion. */
+  kind: WorkKind;
   isbn_13: string | null;
   isbn_10: string | null;
   title: string;
@@ -37,6 +41,7 @@ export interface EditionSummary {
 
 export interface WorkRecord {
   id: string;
+  kind: WorkKind;
   title: string;
   original_year: number | null;
   authors: AuthorRef[];

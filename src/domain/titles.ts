@@ -113,3 +113,62 @@ export function titleKey(title: string): string {
   if (words.length > 1 && LEADING_ARTICLES.has(words[0] ?? '')) words.shift();
   return words.join(' ');
 }
+
+// A trailing parenthetical that reads on from the title is part of it: "I Am America (And So Can
+// You!)", "Fifty Shades (of Grey)". One that names an imprint, format, language edition, volume,
+// reading-group label or the series ("(Signet Classics (Paperback))", "(Spanish Language Edition)",
+// "(Book 1)", "(Oprah's Book Club)", "(Discworld Novels)") labels an edition.
+const READS_ON = /^(?:and|or|but|nor|so|yet|of|from|with|without|to|for|in|on|at|by|as|if|when|where|how|why|what|who|which|that|than|not)\b|[!?]$/iu;
+const STARTS_LOWER = /^\p{Ll}/u;
+// "Good Mother, The": a leading article written after the title.
+const TRAILING_ARTICLE = /,\s*(?:the|a|an)$/iu;
+
+/**
+ * The title a work is known by, without what labels one edition: trailing parentheticals that do
+ * not read on from the title, and a leading article written last. "1984 (Signet Classics
+ * (Paperback))" and "1984 (Spanish Language Edition)" are "1984"; "I Am America (And So Can You!)"
+ * stays whole. Pass the title only (`splitTitle(raw).title`).
+ */
+export function workTitle(title: string): string {
+  let text = collapseWhitespace(title);
+  for (;;) {
+    const open = openingOfTrailingParenthetical(text);
+    if (open === null) break;
+    const inner = text.slice(open + 1, -1).trim();
+    const rest = text.slice(0, open).trim();
+    if (rest === '' || STARTS_LOWER.test(inner) || READS_ON.test(inner)) break;
+    text = rest;
+  }
+  return text.replace(TRAILING_ARTICLE, '') || text;
+}
+
+/**
+ * What a work is: one book, or a set of books sold together (`boxset`), several books in one
+ * volume (`omnibus`), or a book about books (`companion`: guides, screenplays, the world of a
+ * series). A boxset, omnibus or companion is a work of its own and never stands in for the books
+ * it gathers or accompanies.
+ */
+export type WorkKind = 'book' | 'boxset' | 'omnibus' | 'companion';
+export const WORK_KINDS: readonly WorkKind[] = ['book', 'boxset', 'omnibus', 'companion'];
+
+const BOXSET = /\bbox(?:ed)?[\s-]*sets?\b|\bboxset\b|\bgift\s+set\b|\bslipcase\b|\b\d+[\s-]*(?:copy|book|volume)\s+(?:boxed\s+)?set\b/iu;
+const COMPANION =
+  /\bcompanion\b|\b(?:official|ultimate|unofficial|illustrated|definitive|visual|essential)\s+guide\b|\bguide\s+to\s+the\s+(?:world|films?|movies?|series)\b|\bpage\s+to\s+screen\b|\bscreenplay\b|\bthe\s+making\s+of\b|\bbehind\s+the\s+scenes\b|\bcoloring\s+book\b|\bcookbook\b|\bencyclopedia\b|\bfilm\s+wizardry\b|\bmovie\s+(?:scrapbook|storybook)\b/iu;
+const OMNIBUS = /\bomnibus\b|\bcollection\b|\bcomplete\b|\btrilogy\b|\bquartet\b|\bsaga\s+set\b|\b(?:books|volumes|vols\.?)\s+\d+\s*(?:-|–|to|&|and)\s*\d+\b|\b\d+\s*(?:-|–)\s*\d+\s+(?:books|novels)\b/iu;
+// A series number that is a range or a list of volumes: "1-3", "1-7".
+const VOLUME_RANGE = /[-–,&]/u;
+
+/**
+ * The kind of a work from one edition's title (with its qualifiers, `splitTitle(raw).title`), its
+ * subtitle and series number. A boxset or companion says so anywhere in its title; an omnibus in
+ * the work's own title ("The Complete Sherlock Holmes", not "(Hitchhiker's Trilogy)", which labels
+ * one volume) or by a range of volumes ("#1-3").
+ */
+export function workKind(edition: { title: string; subtitle: string | null; seriesNumber: string | null }): WorkKind {
+  const whole = edition.subtitle ? `${edition.title}: ${edition.subtitle}` : edition.title;
+  if (BOXSET.test(whole)) return 'boxset';
+  if (COMPANION.test(whole)) return 'companion';
+  const own = edition.subtitle ? `${workTitle(edition.title)}: ${edition.subtitle}` : workTitle(edition.title);
+  if (OMNIBUS.test(own) || VOLUME_RANGE.test(edition.seriesNumber ?? '')) return 'omnibus';
+  return 'book';
+}

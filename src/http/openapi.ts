@@ -1,3 +1,5 @@
+import { WORK_KINDS } from '../domain/titles.js';
+
 /**
  * The OpenAPI 3.1 description served at /openapi.json. Written by hand, next to the routes it
  * describes; test/openapi.test.ts validates it and checks it against the router.
@@ -688,10 +690,11 @@ export const openApiDocument = {
       Book: {
         type: 'object',
         description: 'One edition.',
-        required: ['id', 'work_id', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'publisher', 'year', 'language', 'pages', 'cover_url', 'ratings_count', 'average_rating', 'updated_at'],
+        required: ['id', 'work_id', 'kind', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'publisher', 'year', 'language', 'pages', 'cover_url', 'ratings_count', 'average_rating', 'updated_at'],
         properties: {
           id: { type: 'string', example: 'bk_5n1x7q0c2r9a' },
           work_id: { type: 'string' },
+          kind: ref('WorkKind'),
           isbn_13: nullable('string', { pattern: '^97[89][0-9]{10}$' }),
           isbn_10: nullable('string', { pattern: '^[0-9]{9}[0-9X]$' }),
           title: { type: 'string' },
@@ -723,9 +726,10 @@ export const openApiDocument = {
       },
       Work: {
         type: 'object',
-        required: ['id', 'title', 'original_year', 'authors', 'edition_count', 'editions', 'updated_at'],
+        required: ['id', 'kind', 'title', 'original_year', 'authors', 'edition_count', 'editions', 'updated_at'],
         properties: {
           id: { type: 'string' },
+          kind: ref('WorkKind'),
           title: { type: 'string' },
           original_year: nullable('integer'),
           authors: { type: 'array', items: ref('AuthorRef') },
@@ -733,6 +737,13 @@ export const openApiDocument = {
           editions: { type: 'array', items: ref('EditionSummary'), maxItems: 100 },
           updated_at: { type: 'string', format: 'date-time' },
         },
+      },
+      WorkKind: {
+        type: 'string',
+        enum: [...WORK_KINDS],
+        description:
+          'What the work is: `book`, one book; `boxset`, several books sold together; `omnibus`, several books in one volume; `companion`, a book about books (a guide, a screenplay, the world of a series). ' +
+          'A boxset, omnibus or companion is a work of its own: search ranks it below the books it gathers and recommendations never offer it for one of them.',
       },
       WorkSummary: {
         type: 'object',

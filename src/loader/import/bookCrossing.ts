@@ -1,6 +1,6 @@
 import { parseIsbn } from '../../domain/isbn.js';
 import { cleanAuthorName } from '../../domain/names.js';
-import { splitTitle } from '../../domain/titles.js';
+import { splitTitle, workKind, workTitle } from '../../domain/titles.js';
 import type { CatalogueSource, ParsedRow } from './importer.js';
 import { authorEntries, nonEmpty, plausibleYear, wholeNumber, workKey } from './sourceFields.js';
 
@@ -38,7 +38,7 @@ export const bookCrossing: CatalogueSource = {
           year,
         },
         authors,
-        work: { key: workKey(parts.title, authors[0]?.key), title: parts.title, originalYear: year },
+        work: { key: workKey(parts.title, authors[0]?.key), title: workTitle(parts.title), originalYear: year, kind: workKind(parts) },
       },
     };
   },

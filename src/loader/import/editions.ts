@@ -1,6 +1,7 @@
 import type { Isbn } from '../../domain/isbn.js';
 import { newId } from '../../domain/ids.js';
 import { preferredName } from '../../domain/names.js';
+import type { WorkKind } from '../../domain/titles.js';
 import { recordChanges, type Change } from '../../stores/postgres/changes.js';
 import { withTransaction, type Pool, type PoolClient } from '../../stores/postgres/pool.js';
 import {
@@ -42,7 +43,7 @@ export interface EditionInput {
   fields: Partial<EditionFields> & { title: string };
   /** Author names in credited order, already cleaned, each with its identity key (authorKey). */
   authors: { name: string; key: string }[];
-  work: { key: string; title: string; originalYear: number | null };
+  work: { key: string; title: string; originalYear: number | null; kind: WorkKind };
 }
 
 /**
@@ -152,7 +153,7 @@ async function resolveWorks(client: PoolClient, inputs: readonly EditionInput[],
   const idByKey = new Map<string, string>();
   if (works.size === 0) return idByKey;
   const keys = [...works.keys()];
-  const created = await insertWorks(client, keys.map((key) => ({ id: newId('work'), key, title: works.get(key)!.title, originalYear: works.get(key)!.originalYear })));
+  const created = await insertWorks(client, keys.map((key) => ({ id: newId('work'), ...works.get(key)! })));
   for (const id of created) {
     outcome.changes.push({ entity: 'work', id, operation: 'insert' });
     outcome.touched.add(id);

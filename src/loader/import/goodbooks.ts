@@ -1,6 +1,6 @@
 import { recoverGoodbooksIsbn } from '../../domain/isbn.js';
 import { splitAuthorList } from '../../domain/names.js';
-import { splitTitle } from '../../domain/titles.js';
+import { splitTitle, workKind } from '../../domain/titles.js';
 import type { CatalogueSource, ParsedRow } from './importer.js';
 import { authorEntries, decimal, nonEmpty, plausibleYear, wholeNumber, workKey } from './sourceFields.js';
 
@@ -50,6 +50,7 @@ export const goodbooks: CatalogueSource = {
           key: workKey(parts.title, authors[0]?.key),
           title: nonEmpty(record.original_title) ?? parts.title,
           originalYear,
+          kind: workKind(parts),
         },
       },
     };

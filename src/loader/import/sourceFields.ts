@@ -1,5 +1,5 @@
 import { authorKey, cleanAuthorName } from '../../domain/names.js';
-import { titleKey } from '../../domain/titles.js';
+import { titleKey, workTitle } from '../../domain/titles.js';
 import { foldText } from '../../domain/text.js';
 
 /** Small parsers shared by the source formats. */
@@ -36,7 +36,8 @@ export function authorEntries(names: readonly string[]): { name: string; key: st
     .filter((author) => author.key !== '');
 }
 
-/** The key that groups editions into one work: the normalized title and the first author. */
+/** The key that groups editions into one work: the normalized title (edition labels aside, see workTitle) and the first author. */
 export function workKey(title: string, firstAuthorKey: string | undefined): string {
-  return `${titleKey(title) || foldText(title)}|${firstAuthorKey ?? ''}`;
+  const own = workTitle(title);
+  return `${titleKey(own) || foldText(own)}|${firstAuthorKey ?? ''}`;
 }

@@ -10,7 +10,7 @@ import type { Queryable } from './pool.js';
 
 // One SELECT list for every book query, so a book reads the same wherever it comes from.
 const BOOK_COLUMNS = `
-  b.id, b.work_id, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
+  b.id, b.work_id, (select w.kind from works w where w.id = b.work_id) as kind, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
   coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by ba.position)
               from book_authors ba join authors a on a.id = ba.author_id
              where ba.book_id = b.id), '[]'::json) as authors,
@@ -69,7 +69,7 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
 export async function findWorks(db: Queryable, ids: readonly string[]): Promise<Lookups<WorkRecord>> {
   const { rows } = await db.query<WorkRecord & { merged_into: string | null }>({
     name: 'works-by-id',
-    text: `select w.id, w.title, w.original_year,
+    text: `select w.id, w.kind, w.title, w.original_year,
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position
                            from books b join book_authors ba on ba.book_id = b.id

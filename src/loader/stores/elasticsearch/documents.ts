@@ -23,7 +23,7 @@ import type { IndexKind } from './indices.js';
 /** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
 export type BookDocument = Pick<
   BookRecord,
-  'id' | 'work_id' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'average_rating'
+  'id' | 'work_id' | 'kind' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'average_rating'
 > & {
   author_ids: string[];
   author_names: string[];
@@ -59,6 +59,7 @@ const BOOK_SELECT = (filter: string) => `
   select b.id, json_build_object(
       'id', b.id,
       'work_id', b.work_id,
+      'kind', (select kind from works where id = b.work_id offset 0),
       'isbn_13', b.isbn_13,
       'isbn_10', b.isbn_10,
       'title', b.title,

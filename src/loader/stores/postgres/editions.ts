@@ -1,4 +1,5 @@
 import type { PoolClient } from '../../../stores/postgres/pool.js';
+import type { WorkKind } from '../../../domain/titles.js';
 
 /**
  * The SQL of the catalogue's write side for importers: authors and their spellings, works, editions
@@ -103,14 +104,14 @@ export async function touchAuthor(client: PoolClient, id: string): Promise<void>
 /** Inserts the works whose key is new; answers the ids inserted. */
 export async function insertWorks(
   client: PoolClient,
-  works: readonly { id: string; key: string; title: string; originalYear: number | null }[],
+  works: readonly { id: string; key: string; title: string; originalYear: number | null; kind: WorkKind }[],
 ): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
-    `insert into works (id, work_key, title, original_year)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::int[])
+    `insert into works (id, work_key, title, original_year, kind)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])
      on conflict (work_key) do nothing
      returning id`,
-    [works.map((work) => work.id), works.map((work) => work.key), works.map((work) => work.title), works.map((work) => work.originalYear)],
+    [works.map((work) => work.id), works.map((work) => work.key), works.map((work) => work.title), works.map((work) => work.originalYear), works.map((work) => work.kind)],
   );
   return rows.map((row) => row.id);
 }
