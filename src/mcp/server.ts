@@ -1,23 +1,21 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
-  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolRequest,
   type CallToolResult,
   type JSONRPCMessage,
-  type JSONRPCRequest,
   type JSONRPCResponse,
-  type RequestId,
   type ListToolsResult,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { asApiError, badRequest } from '../errors.js';
-import { PostExchange } from './exchange.js';
-import { tools, toolsByName, type ToolContext } from './tools.js';
+import { InvalidParams, tools, toolsByName, type ToolContext } from './tools.js';
 
 const SERVER_INFO = { name: 'bookmeta', version: '1.0.0' };
 
@@ -45,13 +43,13 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 /** A tools/call: the tool's answer as text content, or the API's error JSON with isError set. */
 async function callTool(context: ToolContext, { name, arguments: args }: CallToolRequest['params']): Promise<CallToolResult> {
   const tool = toolsByName.get(name);
-  if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}; tools/list names the tools`);
+  if (!tool) throw new InvalidParams(`unknown tool ${name}; tools/list names the tools`);
   try {
     const { text, note } = await tool.call(context, args);
     return { content: note === undefined ? [{ type: 'text', text }] : [{ type: 'text', text }, { type: 'text', text: note }] };
   } catch (error) {
     // Arguments that do not fit the tool's schema are the protocol's error, not the tool's.
-    if (error instanceof McpError) throw error;
+    if (error instanceof InvalidParams) throw error;
     const apiError = asApiError(error);
     if (apiError.status === 500) context.services.log.error({ err: error, requestId: context.requestId, tool: name }, 'MCP tool failed');
     return { content: [{ type: 'text', text: JSON.stringify(apiError.toJSON()) }], isError: true };
@@ -60,8 +58,9 @@ async function callTool(context: ToolContext, { name, arguments: args }: CallToo
 
 /**
  * The SDK server of one POST: protocol, initialize, capabilities, method dispatch and request
- * validation are the SDK's. The low-level `Server` rather than `McpServer`: McpServer answers
- * arguments that miss the schema with its own text, where ours must be the API's 400 JSON.
+ * validation are the SDK's. The low-level `Server` rather than `McpServer`: McpServer answers an
+ * unknown tool or arguments that miss a tool's schema with a tool result in its own words, where
+ * ours must be JSON-RPC invalid params in the words of the HTTP API's 400 for the same mistake.
  */
 function mcpServer(context: ToolContext): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
@@ -70,36 +69,16 @@ function mcpServer(context: ToolContext): Server {
   return server;
 }
 
-const isRequest = (message: JSONRPCMessage): message is JSONRPCRequest => 'method' in message && 'id' in message;
-
-async function answerThroughServer(context: ToolContext, messages: JSONRPCMessage[], requests: number): Promise<JSONRPCMessage[]> {
-  const server = mcpServer(context);
-  const exchange = new PostExchange(requests);
-  await server.connect(exchange);
-  try {
-    exchange.deliver(messages);
-    return requests === 0 ? [] : await exchange.responses;
-  } finally {
-    await server.close();
-  }
-}
-
 /**
- * A lone call of a known tool, answered without the SDK's Server: its Protocol tells a request from
- * a response by trying to parse it as each kind of response first, and those failing zod parses
- * (each builds an Error) cost more than a whole cached /v1 lookup. The request is checked with the
- * SDK's schema, the handler is the one the Server runs, the envelope is the one it sends.
+ * A lone tools/call, answered by the handler the SDK's server runs, in the envelope it sends,
+ * without the server and its transport.
  */
-async function answerToolCall(context: ToolContext, message: JSONRPCMessage): Promise<JSONRPCResponse | null> {
-  if (!isRequest(message) || message.method !== 'tools/call') return null;
-  const call = CallToolRequestSchema.safeParse(message);
-  if (!call.success) return jsonRpcError(message.id, ErrorCode.InvalidParams, 'tools/call params must be {"name": string, "arguments"?: object}');
-  // Anything the SDK would treat specially (a task to create, an unknown tool) goes through it.
-  if (call.data.params.task !== undefined || !toolsByName.has(call.data.params.name)) return null;
+// Measured (scripts/bench/mcp.ts, figures in README's Performance table): through them a cached lookup_isbn is several times slower, as their zod checks of every message (an initialize? a response? a task?) fail and build errors.
+async function answerToolCall(context: ToolContext, { id, params }: ToolCall): Promise<JSONRPCResponse> {
   try {
-    return { result: await callTool(context, call.data.params), jsonrpc: '2.0', id: message.id };
+    return { result: await callTool(context, params), jsonrpc: '2.0', id };
   } catch (error) {
-    if (error instanceof McpError) return jsonRpcError(message.id, error.code, error.message.replace(/^MCP error -?\d+: /, ''));
+    if (error instanceof InvalidParams) return jsonRpcError(id, error.code, error.message);
     throw error;
   }
 }
@@ -108,49 +87,89 @@ async function answerToolCall(context: ToolContext, message: JSONRPCMessage): Pr
 export const jsonRpcError = (id: RequestId | null, code: number, message: string): JSONRPCResponse =>
   ({ jsonrpc: '2.0', id, error: { code, message } }) as JSONRPCResponse;
 
-/** A body the protocol cannot take at all (not JSON, not JSON-RPC): answered with HTTP 400 and its JSON-RPC error. */
+/** A body the protocol cannot take (not JSON-RPC, a tools/call that is not one): its JSON-RPC error, with the HTTP status to send it with. */
 export class UnreadableMessage extends Error {
-  constructor(readonly response: JSONRPCResponse) {
+  constructor(
+    readonly response: JSONRPCResponse,
+    readonly status = 400,
+  ) {
     super('unreadable JSON-RPC message');
   }
 }
 
-function parseMessages(body: unknown): JSONRPCMessage[] {
+const idOf = (message: unknown): RequestId | null =>
+  typeof message === 'object' && message !== null && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
+
+/**
+ * The body's messages, checked before the SDK sees them so that their errors are the protocol's
+ * codes in our words: the SDK's transport calls any unreadable body a parse error (-32700).
+ */
+function readMessages(body: unknown): JSONRPCMessage[] {
   const parsed = (Array.isArray(body) ? body : [body]).map((message) => JSONRPCMessageSchema.safeParse(message));
   if (parsed.length === 0 || parsed.some((message) => !message.success)) {
-    const id = !Array.isArray(body) && typeof body === 'object' && body !== null && 'id' in body && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
     throw new UnreadableMessage(
-      jsonRpcError(id, ErrorCode.InvalidRequest, 'invalid request: the body must be a JSON-RPC 2.0 message (jsonrpc "2.0", a method, an id for requests) or a non-empty batch of them'),
+      jsonRpcError(
+        Array.isArray(body) ? null : idOf(body),
+        ErrorCode.InvalidRequest,
+        'invalid request: the body must be a JSON-RPC 2.0 message (jsonrpc "2.0", a method, an id for requests) or a non-empty batch of them',
+      ),
     );
   }
   return parsed.map((message) => message.data!);
 }
 
+interface ToolCall {
+  id: RequestId;
+  params: CallToolRequest['params'];
+}
 
 /**
- * Answers the body of one POST /mcp, statelessly: nothing outlives the request, so any API instance
- * answers any request and none needs an initialize first. Returns the response (an array for a
- * batch), or null when the body held no request (202). Answers are plain JSON, never an SSE
- * stream: no tool streams anything.
- *
- * The transport is PostExchange rather than the SDK's StreamableHTTPServerTransport: Koa keeps the
- * response, so the access log, the meter and the error renderer see its real status; the body is
- * parsed once; and the SDK transport checks every message against the initialize request's schema
- * twice, failing zod parses that alone cost more than a cached /v1 lookup.
+ * A tools/call request, or null for any other message. A tools/call without {name,
+ * arguments} would be the SDK server's internal error (-32603): alone, it is answered invalid
+ * params; in a batch, the batch cannot be read.
  */
-export async function answerMcpPost(context: ToolContext, body: unknown, protocolVersion: string | undefined): Promise<JSONRPCMessage | JSONRPCMessage[] | null> {
-  const messages = parseMessages(body);
+function readCall(message: JSONRPCMessage, inBatch: boolean): ToolCall | null {
+  if (!('id' in message && 'method' in message) || message.method !== 'tools/call') return null;
+  const call = CallToolRequestSchema.safeParse(message);
+  if (!call.success) throw new UnreadableMessage(jsonRpcError(message.id, ErrorCode.InvalidParams, 'tools/call params must be {"name": string, "arguments"?: object}'), inBatch ? 400 : 200);
+  return { id: message.id, params: call.data.params };
+}
+
+/** The HTTP answer to one POST /mcp: status, and the JSON-RPC response(s), or '' (202: notifications only). */
+export interface McpAnswer {
+  status: number;
+  body: string;
+}
+
+// The route has read and checked the POST (its media types, in the API's words), so the transport
+// is handed the headers of a JSON exchange; it reads nothing else of the request.
+const TRANSPORT_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+/**
+ * Answers the body of one POST /mcp, in the SDK's stateless pattern: a new server and streamable
+ * HTTP transport for each request, without session ids and answering plain JSON (no tool streams
+ * anything). Nothing outlives the request, so any API instance answers any request and none needs
+ * an initialize first.
+ */
+export async function answerMcpPost(context: ToolContext, body: unknown, protocolVersion: string | undefined): Promise<McpAnswer> {
+  const messages = readMessages(body);
   // The header names the version negotiated at initialize; an initialize negotiates it itself.
   const initializing = messages.some((message) => 'method' in message && message.method === 'initialize');
   if (protocolVersion !== undefined && !initializing && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
     throw badRequest(`unsupported MCP-Protocol-Version ${protocolVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
   }
-  if (!Array.isArray(body)) {
-    const answered = await answerToolCall(context, messages[0]!);
-    if (answered) return answered;
+  const calls = messages.map((message) => readCall(message, Array.isArray(body)));
+  // Anything the SDK would treat specially (a task to create) goes through it.
+  const lone = Array.isArray(body) ? null : calls[0];
+  if (lone && lone.params.task === undefined) return { status: 200, body: JSON.stringify(await answerToolCall(context, lone)) };
+  const server = mcpServer(context);
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    const headers = protocolVersion === undefined ? TRANSPORT_HEADERS : { ...TRANSPORT_HEADERS, 'mcp-protocol-version': protocolVersion };
+    const response = await transport.handleRequest(new Request('http://bookmeta/mcp', { method: 'POST', headers }), { parsedBody: body });
+    return { status: response.status, body: await response.text() };
+  } finally {
+    await server.close();
   }
-  const requests = messages.filter(isRequest).length;
-  const responses = await answerThroughServer(context, messages, requests);
-  if (requests === 0) return null;
-  return Array.isArray(body) ? responses : responses[0]!;
 }

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod/v4';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
@@ -42,6 +42,14 @@ export interface Tool {
 }
 
 /**
+ * JSON-RPC invalid params, answered in these very words: the SDK answers an error's `code` and
+ * `message` (an McpError's message would carry an "MCP error -32602:" prefix).
+ */
+export class InvalidParams extends Error {
+  readonly code = ErrorCode.InvalidParams;
+}
+
+/**
  * A tool whose arguments zod checks for their types only: what the values mean (ranges, formats,
  * required combinations) is checked by the service function, so an error reads as the route's.
  */
@@ -60,7 +68,7 @@ function defineTool<Input extends z.ZodObject>(definition: {
     async call(context, args) {
       const parsed = input.safeParse(args ?? {});
       // The same words as the HTTP API's 400 for the same mistake, as the protocol's invalid-params error.
-      if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, parsed.error.issues.map(describeIssue).join('; '));
+      if (!parsed.success) throw new InvalidParams(parsed.error.issues.map(describeIssue).join('; '));
       return run(context, parsed.data);
     },
   };

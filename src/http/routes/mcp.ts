@@ -5,7 +5,7 @@ import { answerMcpPost, jsonRpcError, UnreadableMessage } from '../../mcp/server
 import { toolsByName } from '../../mcp/tools.js';
 import type { Services } from '../../services/context.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
-import { sendJson, type Middleware, type RequestState } from '../state.js';
+import { sendJson, sendJsonText, type Middleware, type RequestState } from '../state.js';
 
 /** Streamable HTTP asks for clients that accept a JSON answer (all of ours are); the body's type is jsonBody's to check. */
 const mcpMediaTypes: Middleware = async (ctx, next) => {
@@ -36,13 +36,13 @@ export function mcpRoutes(router: Router<RequestState>, services: Services): voi
       answer = await answerMcpPost({ services, requestId: ctx.state.requestId }, body, ctx.get('MCP-Protocol-Version') || undefined);
     } catch (error) {
       if (!(error instanceof UnreadableMessage)) throw error;
-      sendJson(ctx, error.response, 400);
+      sendJson(ctx, error.response, error.status);
       return;
     }
-    if (answer) {
-      sendJson(ctx, answer);
+    if (answer.body !== '') {
+      sendJsonText(ctx, answer.body, answer.status);
     } else {
-      ctx.status = 202; // notifications only: nothing to answer
+      ctx.status = answer.status; // 202: notifications only, nothing to answer
       ctx.body = '';
       ctx.remove('Content-Type');
     }
