@@ -17,6 +17,8 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string): ApiError => new ApiError(400, 'bad_request', message);
 export const notFound = (message: string): ApiError => new ApiError(404, 'not_found', message);
+/** A record that existed and was deleted by its source: never shown as if live. */
+export const gone = (message: string): ApiError => new ApiError(410, 'gone', message);
 export const unauthorized = (message: string): ApiError =>
   new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
 

@@ -35,9 +35,10 @@ test('a book record carries every field, unknown ones as null, in snake_case', a
   const book = await json('/v1/isbn/9780439023481');
   t.like(book, { isbn_13: '9780439023481', isbn_10: '0439023483', title: 'The Hunger Games', series: 'The Hunger Games', series_number: '1', language: 'eng' });
   t.deepEqual(Object.keys(book).sort(), [
-    'authors', 'average_rating', 'cover_url', 'id', 'isbn_10', 'isbn_13', 'kind', 'language', 'pages', 'publisher', 'ratings_count',
-    'series', 'series_number', 'subtitle', 'title', 'updated_at', 'work_id', 'year',
+    'authors', 'average_rating', 'cover_url', 'description', 'id', 'identifiers', 'isbn_10', 'isbn_13', 'kind', 'language', 'pages', 'physical_format', 'publisher', 'ratings_count',
+    'series', 'series_number', 'subjects', 'subtitle', 'title', 'updated_at', 'work_id', 'year',
   ]);
+  t.like(book, { physical_format: null, subjects: [], description: null, identifiers: {} });
   t.is(book.pages, null);
   t.deepEqual((book.authors as { name: string }[]).map((author) => author.name), ['Suzanne Collins']);
   t.regex(String(book.work_id), /^wk_/);

@@ -28,7 +28,7 @@ test.serial('reindex builds versioned indices behind the aliases with every live
   const hunger = [...books.values()].find((book) => book.isbn_13 === '9780439023481')!;
   t.deepEqual(Object.keys(hunger), [
     'id', 'work_id', 'kind', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'author_ids', 'author_names',
-    'publisher', 'year', 'language', 'pages', 'cover_url', 'popularity', 'average_rating', 'also_liked', 'updated_seq',
+    'publisher', 'year', 'language', 'pages', 'cover_url', 'physical_format', 'subjects', 'popularity', 'average_rating', 'also_liked', 'updated_seq',
   ]);
   t.is(hunger.title, 'The Hunger Games');
   t.deepEqual(hunger.author_names, ['Suzanne Collins']);

@@ -21,8 +21,12 @@ const book = (fields: Partial<BookRecord>): BookRecord => ({
   language: null,
   pages: null,
   cover_url: null,
+  physical_format: null,
+  subjects: [],
+  description: null,
   ratings_count: 0,
   average_rating: null,
+  identifiers: {},
   updated_at: '2024-01-01T00:00:00Z',
   ...fields,
 });

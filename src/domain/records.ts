@@ -2,6 +2,9 @@
 
 import type { WorkKind } from './titles.js';
 
+/** A record's identifiers in other catalogues, by scheme ("openlibrary", "goodreads", "oclc", "lccn", "viaf", "wikidata", "isni"); empty when none is known. */
+export type Identifiers = Record<string, string[]>;
+
 export interface AuthorRef {
   id: string;
   name: string;
@@ -24,8 +27,12 @@ export interface BookRecord {
   language: string | null;
   pages: number | null;
   cover_url: string | null;
+  physical_format: string | null;
+  subjects: string[];
+  description: string | null;
   ratings_count: number;
   average_rating: number | null;
+  identifiers: Identifiers;
   updated_at: string;
 }
 
@@ -43,7 +50,12 @@ export interface WorkRecord {
   id: string;
   kind: WorkKind;
   title: string;
+  subtitle: string | null;
   original_year: number | null;
+  subjects: string[];
+  description: string | null;
+  cover_url: string | null;
+  identifiers: Identifiers;
   authors: AuthorRef[];
   edition_count: number;
   /** The most popular editions first, at most WORK_EDITIONS_SHOWN of them. */
@@ -62,16 +74,20 @@ export interface AuthorRecord {
   name: string;
   alternate_names: string[];
   work_count: number;
+  bio: string | null;
+  birth_date: string | null;
+  death_date: string | null;
+  identifiers: Identifiers;
   /** The most popular works first, at most AUTHOR_WORKS_SHOWN of them. */
   works: WorkSummary[];
   updated_at: string;
 }
 
 /** An author as search results list them: the author record without its works. */
-export type AuthorSummary = Pick<AuthorRecord, 'id' | 'name' | 'alternate_names' | 'work_count'>;
+export type AuthorSummary = Pick<AuthorRecord, 'id' | 'name' | 'alternate_names' | 'work_count' | 'bio' | 'birth_date' | 'death_date' | 'identifiers'>;
 
 export const WORK_EDITIONS_SHOWN = 100;
 export const AUTHOR_WORKS_SHOWN = 100;
 
-/** A point lookup finds a live record, finds that the id was merged into another, or finds nothing. */
-export type Lookup<T> = { found: T } | { mergedInto: string } | null;
+/** A point lookup finds a live record, finds that the id was merged into another or deleted, or finds nothing. */
+export type Lookup<T> = { found: T } | { mergedInto: string } | { deleted: true } | null;

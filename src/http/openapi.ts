@@ -60,6 +60,17 @@ const merged = (family: string): Json => ({
   content: { 'application/json': { schema: ref('Merged') } },
 });
 
+const deletedRecord = errorResponse(
+  'The record was deleted by its source (an Open Library `/type/delete`), so it is no longer in the catalogue: `code` is `gone`. A deleted record is never shown as if live; it is left out of search, match, recommendations and every listing, and its deletion is in the change feed.',
+);
+
+const identifiers = (what: string): Json => ({
+  type: 'object',
+  additionalProperties: { type: 'array', items: { type: 'string' } },
+  description: `The ${what}'s identifiers in other catalogues, by scheme: \`openlibrary\` (keys, see \`GET /v1/openlibrary/{key}\`), \`goodreads\`, \`oclc\`, \`lccn\`, \`viaf\`, \`wikidata\`, \`isni\`; only the schemes known appear, \`{}\` when none.`,
+  example: { openlibrary: ['OL24224410M'], goodreads: ['2767052'], oclc: ['181516947'] },
+});
+
 const pointLookup = (summary: string, description: string, parameter: Json, schema: string, family: string, notFound: string, extra: Record<string, Json> = {}): Json => ({
   get: {
     summary,
@@ -70,6 +81,7 @@ const pointLookup = (summary: string, description: string, parameter: Json, sche
       '301': merged(family),
       ...extra,
       '404': errorResponse(notFound),
+      '410': deletedRecord,
       ...commonErrors,
     },
   },
@@ -225,8 +237,17 @@ const searchSchemas: Record<string, Json> = {
   AuthorSummary: {
     type: 'object',
     description: 'An author as `GET /v1/authors/{id}` shows it, without the works.',
-    required: ['id', 'name', 'alternate_names', 'work_count'],
-    properties: { id: { type: 'string' }, name: { type: 'string' }, alternate_names: { type: 'array', items: { type: 'string' } }, work_count: { type: 'integer' } },
+    required: ['id', 'name', 'alternate_names', 'work_count', 'bio', 'birth_date', 'death_date', 'identifiers'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      alternate_names: { type: 'array', items: { type: 'string' } },
+      work_count: { type: 'integer' },
+      bio: { type: ['string', 'null'] },
+      birth_date: { type: ['string', 'null'] },
+      death_date: { type: ['string', 'null'] },
+      identifiers: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'As in `Author`.' },
+    },
   },
   ScoredAuthor: scoredHit('author', 'AuthorSummary'),
   AuthorSearchPage: page('ScoredAuthor', 'Matching authors, not only those on this page.'),
@@ -335,7 +356,7 @@ const bulkResult = (key: string, record: string): Json => ({
         required: [key, 'status'],
         properties: {
           [key]: { type: 'string', description: 'As given.' },
-          status: { type: 'integer', enum: [200, 400, 404], description: 'What the GET answers (200 after following a merge).' },
+          status: { type: 'integer', enum: [200, 400, 404, 410], description: 'What the GET answers (200 after following a merge; 410 for a deleted record).' },
           merged_into: { type: 'string', description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' },
           [record]: ref(record[0]!.toUpperCase() + record.slice(1)),
           error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } }, description: 'The error object of the GET\'s answer.' },
@@ -612,6 +633,27 @@ export const openApiDocument = {
       'authors',
       'No such author; the message names the id.',
     ),
+    '/v1/openlibrary/{key}': {
+      get: {
+        summary: 'Our record of an Open Library key',
+        description:
+          'Answers 301 to the record the catalogue holds for an Open Library key: an edition key (`OL…M`) to `/v1/books/{id}`, a work key (`OL…W`) to `/v1/works/{id}`, ' +
+          'an author key (`OL…A`) to `/v1/authors/{id}`. Several edition keys may lead to one book (one ISBN, one row). A key Open Library redirected leads where its target does, ' +
+          'a record merged here to the survivor. Every record lists its keys under `identifiers.openlibrary`.',
+        parameters: [{ name: 'key', in: 'path', required: true, description: 'An Open Library key without its path.', schema: { type: 'string', pattern: '^OL[1-9][0-9]*[AWM]$' }, example: 'OL7353617M' }],
+        responses: {
+          '301': {
+            description: 'Our record: `Location` is its URL.',
+            headers: { Location: { schema: { type: 'string' } }, ...rateHeaders },
+            content: { 'application/json': { schema: { type: 'object', required: ['id', 'location'], properties: { id: { type: 'string' }, location: { type: 'string' } } }, example: { id: 'bk_5n1x7q0c2r9a', location: '/v1/books/bk_5n1x7q0c2r9a' } } },
+          },
+          '400': errorResponse('Not an Open Library key of the form `OL7353617M`, `OL45804W` or `OL23919A` (`code` `bad_request`).'),
+          '404': errorResponse('No record with this key has been imported.'),
+          '410': errorResponse('Open Library deleted the key, or the record it led to was deleted (`code` `gone`): never answered as if live.'),
+          ...commonErrors,
+        },
+      },
+    },
     ...searchPaths,
     ...batchPaths,
     '/v1/changes': {
@@ -690,7 +732,7 @@ export const openApiDocument = {
       Book: {
         type: 'object',
         description: 'One edition.',
-        required: ['id', 'work_id', 'kind', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'publisher', 'year', 'language', 'pages', 'cover_url', 'ratings_count', 'average_rating', 'updated_at'],
+        required: ['id', 'work_id', 'kind', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'publisher', 'year', 'language', 'pages', 'cover_url', 'physical_format', 'subjects', 'description', 'ratings_count', 'average_rating', 'identifiers', 'updated_at'],
         properties: {
           id: { type: 'string', example: 'bk_5n1x7q0c2r9a' },
           work_id: { type: 'string' },
@@ -707,8 +749,12 @@ export const openApiDocument = {
           language: nullable('string'),
           pages: nullable('integer'),
           cover_url: nullable('string'),
+          physical_format: nullable('string', { description: 'As the source writes it: "Paperback", "Hardcover", "E-book"...' }),
+          subjects: { type: 'array', items: { type: 'string' }, description: 'Subjects of this edition (Open Library); `[]` when none is known.' },
+          description: nullable('string'),
           ratings_count: { type: 'integer' },
           average_rating: nullable('number'),
+          identifiers: identifiers('edition'),
           updated_at: { type: 'string', format: 'date-time' },
         },
       },
@@ -726,12 +772,17 @@ export const openApiDocument = {
       },
       Work: {
         type: 'object',
-        required: ['id', 'kind', 'title', 'original_year', 'authors', 'edition_count', 'editions', 'updated_at'],
+        required: ['id', 'kind', 'title', 'subtitle', 'original_year', 'subjects', 'description', 'cover_url', 'identifiers', 'authors', 'edition_count', 'editions', 'updated_at'],
         properties: {
           id: { type: 'string' },
           kind: ref('WorkKind'),
           title: { type: 'string' },
+          subtitle: nullable('string'),
           original_year: nullable('integer'),
+          subjects: { type: 'array', items: { type: 'string' }, description: '`[]` when none is known.' },
+          description: nullable('string'),
+          cover_url: nullable('string'),
+          identifiers: identifiers('work'),
           authors: { type: 'array', items: ref('AuthorRef') },
           edition_count: { type: 'integer' },
           editions: { type: 'array', items: ref('EditionSummary'), maxItems: 100 },
@@ -752,12 +803,16 @@ export const openApiDocument = {
       },
       Author: {
         type: 'object',
-        required: ['id', 'name', 'alternate_names', 'work_count', 'works', 'updated_at'],
+        required: ['id', 'name', 'alternate_names', 'work_count', 'bio', 'birth_date', 'death_date', 'identifiers', 'works', 'updated_at'],
         properties: {
           id: { type: 'string' },
           name: { type: 'string' },
           alternate_names: { type: 'array', items: { type: 'string' } },
           work_count: { type: 'integer' },
+          bio: nullable('string'),
+          birth_date: nullable('string', { description: 'As the source writes it ("1965", "31 July 1965").' }),
+          death_date: nullable('string'),
+          identifiers: identifiers('author'),
           works: { type: 'array', items: ref('WorkSummary'), maxItems: 100 },
           updated_at: { type: 'string', format: 'date-time' },
         },

@@ -1,4 +1,4 @@
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, gone, notFound } from '../errors.js';
 import { kindOfId, type EntityKind } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
 import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../domain/records.js';
@@ -37,8 +37,10 @@ export async function followMerges<A extends object>(asked: string, first: A | M
   return { answer, mergedInto };
 }
 
-function resolve<T>(lookup: Lookup<T>, family: string, missing: string, shows: (record: T) => string[]): Resolved<T> {
+/** A lookup's record, or its 301; else the 404 (`missing`) or the 410 of a deleted record (`named` was deleted). */
+function resolve<T>(lookup: Lookup<T>, family: string, named: string, shows: (record: T) => string[], missing = `${named} not found`): Resolved<T> {
   if (!lookup) throw notFound(missing);
+  if ('deleted' in lookup) throw gone(`${named} was deleted: its source withdrew the record, so it is no longer in the catalogue`);
   if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: `/v1/${family}/${lookup.mergedInto}` };
   return { record: lookup.found, shows: shows(lookup.found) };
 }
@@ -62,17 +64,17 @@ const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map(
 export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
   const isbn = parseIsbn(text);
   if (!isbn) throw badRequest(`invalid ISBN: ${quoted(text)} is not a valid ISBN-10 or ISBN-13`);
-  return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `no book with ISBN ${isbn.isbn13}`, bookShows);
+  return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `the book with ISBN ${isbn.isbn13}`, bookShows, `no book with ISBN ${isbn.isbn13}`);
 }
 
 export async function bookById(reads: PointReads, id: string): Promise<Resolved<BookRecord>> {
   requireId('book', id);
-  return resolve(await reads.book(id), 'books', `book ${id} not found`, bookShows);
+  return resolve(await reads.book(id), 'books', `book ${id}`, bookShows);
 }
 
 export async function workById(reads: PointReads, id: string): Promise<Resolved<WorkRecord>> {
   requireId('work', id);
-  return resolve(await reads.work(id), 'works', `work ${id} not found`, (work) => [
+  return resolve(await reads.work(id), 'works', `work ${id}`, (work) => [
     work.id,
     ...work.editions.map((edition) => edition.id),
     ...work.authors.map((author) => author.id),
@@ -81,7 +83,7 @@ export async function workById(reads: PointReads, id: string): Promise<Resolved<
 
 export async function authorById(reads: PointReads, id: string): Promise<Resolved<AuthorRecord>> {
   requireId('author', id);
-  return resolve(await reads.author(id), 'authors', `author ${id} not found`, (author) => [
+  return resolve(await reads.author(id), 'authors', `author ${id}`, (author) => [
     author.id,
     ...author.works.map((work) => work.id),
   ]);

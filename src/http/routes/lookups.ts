@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { Services } from '../../services/context.js';
 import { isMerged, type Merged, type Resolved } from '../../services/lookups.js';
+import { resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
 import { routeTemplate } from '../routeTemplate.js';
 import { sendJson, sendJsonText, type AppContext, type RequestState } from '../state.js';
@@ -43,4 +44,10 @@ export function lookupRoutes(router: Router<RequestState>, services: Services): 
   for (const [family, path] of Object.entries(POINT_ROUTES) as [PointFamily, string][]) {
     router.get(path, pointRoute(services, family, path.slice(path.lastIndexOf(':') + 1)));
   }
+  // An Open Library key answers 301 to our record of it (one primary-key read, not cached).
+  router.get('/v1/openlibrary/:key', async (ctx) => {
+    const { id, location } = await resolveOpenLibraryKey(services.db, ctx.params.key!);
+    ctx.set('Location', location);
+    sendJson(ctx, { id, location }, 301);
+  });
 }

@@ -83,7 +83,7 @@ export function contentWords(text: string): string {
  * Which books match free text: its content words in all_text (title, subtitle, series and author
  * names together), up to typos when tolerated; or stemmed ("feathers" finds "feather"); or with
  * the last word as a prefix (search as you type); or every word as typed, for initials ("JK
- * Rowling"), which only the person-name analysis of all_text joins.
+ * Rowling"), which only the person-name analysis of all_text joins; or all of them in its subjects.
  */
 function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   const enough = '2<75%'; // up to two words: all of them; more: three in four
@@ -95,6 +95,8 @@ function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryConta
         { match: { 'all_text.english': { query: text, minimum_should_match: enough } } },
         { match_bool_prefix: { all_text: { query: content, minimum_should_match: enough } } },
         { match: { all_text: { query: text, operator: 'and' } } },
+        // A subject says what a book is about ("dystopias"); only whole matches count, and rank below titles.
+        { match: { 'subjects.english': { query: text, operator: 'and', boost: 0.5 } } },
       ],
     },
   };

@@ -8,26 +8,38 @@ import type { Queryable } from './pool.js';
  * statements: each connection parses and plans them once, not on every cache miss.
  */
 
+/** The identifiers of entity `id` (a column reference) as a JSON object of arrays by scheme. */
+const IDENTIFIERS = (id: string) => `
+  coalesce((select json_object_agg(i.scheme, i.ids) from (
+      select 'openlibrary' as scheme, json_agg(o.key order by o.key) as ids
+        from openlibrary_records o where o.entity_id = ${id} and o.state = 'record' having count(*) > 0
+      union all
+      select e.scheme, json_agg(e.value order by e.value) from external_ids e where e.entity_id = ${id} group by e.scheme) i), '{}'::json)`;
+
 // One SELECT list for every book query, so a book reads the same wherever it comes from.
 const BOOK_COLUMNS = `
   b.id, b.work_id, (select w.kind from works w where w.id = b.work_id) as kind, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
   coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by ba.position)
               from book_authors ba join authors a on a.id = ba.author_id
              where ba.book_id = b.id), '[]'::json) as authors,
-  b.publisher, b.year, b.language, b.pages, b.cover_url,
+  b.publisher, b.year, b.language, b.pages, b.cover_url, b.physical_format,
+  coalesce(b.subjects, '{}') as subjects, b.description,
   b.popularity as ratings_count, b.average_rating,
+  ${IDENTIFIERS('b.id')} as identifiers,
   to_char(b.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at`;
 
-type BookRow = BookRecord & { merged_into: string | null };
+/** What a point lookup reads besides the record: whether the row was merged or deleted. */
+type Fate = { merged_into: string | null; deleted: boolean };
+type BookRow = BookRecord & Fate;
 
 /** Point lookups by key: a record found, or the id it was merged into; keys no row has are absent. */
 export type Lookups<T> = Map<string, NonNullable<Lookup<T>>>;
 
-function lookups<T extends object>(rows: (T & { merged_into: string | null })[], keyOf: (row: T) => string): Lookups<T> {
+function lookups<T extends object>(rows: (T & Fate)[], keyOf: (row: T) => string): Lookups<T> {
   const found: Lookups<T> = new Map();
-  for (const { merged_into: mergedInto, ...record } of rows) {
+  for (const { merged_into: mergedInto, deleted, ...record } of rows) {
     const row = record as unknown as T;
-    found.set(keyOf(row), mergedInto ? { mergedInto } : { found: row });
+    found.set(keyOf(row), mergedInto ? { mergedInto } : deleted ? { deleted } : { found: row });
   }
   return found;
 }
@@ -35,7 +47,7 @@ function lookups<T extends object>(rows: (T & { merged_into: string | null })[],
 export async function findBooks(db: Queryable, ids: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
     name: 'books-by-id',
-    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.id = any($1)`,
+    text: `select ${BOOK_COLUMNS}, b.merged_into, b.deleted_at is not null as deleted from books b where b.id = any($1)`,
     values: [ids],
   });
   return lookups(rows, (book) => book.id);
@@ -44,7 +56,7 @@ export async function findBooks(db: Queryable, ids: readonly string[]): Promise<
 export async function findBooksByIsbn13(db: Queryable, isbns: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
     name: 'books-by-isbn13',
-    text: `select ${BOOK_COLUMNS}, b.merged_into from books b where b.isbn_13 = any($1)`,
+    text: `select ${BOOK_COLUMNS}, b.merged_into, b.deleted_at is not null as deleted from books b where b.isbn_13 = any($1)`,
     values: [isbns],
   });
   return lookups(rows, (book) => book.isbn_13!);
@@ -67,9 +79,10 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
 }
 
 export async function findWorks(db: Queryable, ids: readonly string[]): Promise<Lookups<WorkRecord>> {
-  const { rows } = await db.query<WorkRecord & { merged_into: string | null }>({
+  const { rows } = await db.query<WorkRecord & Fate>({
     name: 'works-by-id',
-    text: `select w.id, w.kind, w.title, w.original_year,
+    text: `select w.id, w.kind, w.title, w.subtitle, w.original_year, coalesce(w.subjects, '{}') as subjects, w.description, w.cover_url,
+       ${IDENTIFIERS('w.id')} as identifiers,
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position
                            from books b join book_authors ba on ba.book_id = b.id
@@ -83,7 +96,7 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
                     order by b.popularity desc, b.year nulls last, b.id
                     limit ${WORK_EDITIONS_SHOWN}) e), '[]'::json) as editions,
        to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
-       w.merged_into
+       w.merged_into, w.deleted_at is not null as deleted
      from works w where w.id = any($1)`,
     values: [ids],
   });
@@ -93,10 +106,13 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
 // The columns of an author that search results show too, so both read the same.
 const AUTHOR_SUMMARY_COLUMNS = `
   a.id, a.name,
-  coalesce((select json_agg(n.name order by n.name) from author_names n
-             where n.author_id = a.id and n.name <> a.name), '[]'::json) as alternate_names,
+  coalesce((select json_agg(distinct n.name) from (
+               select name from author_names where author_id = a.id
+               union select unnest(a.alternate_names)) n
+             where n.name <> a.name), '[]'::json) as alternate_names,
   (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
-    where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null) as work_count`;
+    where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null) as work_count,
+  a.bio, a.birth_date, a.death_date, ${IDENTIFIERS('a.id')} as identifiers`;
 
 /** Live authors by id, in the order of `ids`; ids that are unknown or merged are left out. */
 export async function authorSummariesByIds(db: Queryable, ids: readonly string[]): Promise<AuthorSummary[]> {
@@ -106,7 +122,7 @@ export async function authorSummariesByIds(db: Queryable, ids: readonly string[]
 }
 
 export async function findAuthors(db: Queryable, ids: readonly string[]): Promise<Lookups<AuthorRecord>> {
-  const { rows } = await db.query<AuthorRecord & { merged_into: string | null }>({
+  const { rows } = await db.query<AuthorRecord & Fate>({
     name: 'authors-by-id',
     text: `select ${AUTHOR_SUMMARY_COLUMNS},
        coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
@@ -119,7 +135,7 @@ export async function findAuthors(db: Queryable, ids: readonly string[]): Promis
                           limit ${AUTHOR_WORKS_SHOWN}) pw
                    join works w on w.id = pw.work_id), '[]'::json) as works,
        to_char(a.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
-       a.merged_into
+       a.merged_into, a.deleted_at is not null as deleted
      from authors a where a.id = any($1)`,
     values: [ids],
   });

@@ -23,7 +23,7 @@ import type { IndexKind } from './indices.js';
 /** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
 export type BookDocument = Pick<
   BookRecord,
-  'id' | 'work_id' | 'kind' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'average_rating'
+  'id' | 'work_id' | 'kind' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'physical_format' | 'subjects' | 'average_rating'
 > & {
   author_ids: string[];
   author_names: string[];
@@ -74,12 +74,16 @@ const BOOK_SELECT = (filter: string) => `
       'language', b.language,
       'pages', b.pages,
       'cover_url', b.cover_url,
+      'physical_format', b.physical_format,
+      -- The edition's subjects, else its work's: Open Library keeps most subjects on works.
+      'subjects', coalesce(b.subjects, w.subjects, '{}'),
       'popularity', b.popularity,
       'average_rating', b.average_rating,
       'also_liked', coalesce(l.ids, '[]'::json),
       'updated_seq', $1::bigint
     )::text as json
     from books b
+    cross join lateral (select subjects from works where id = b.work_id offset 0) w
     left join lateral (
       select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
              json_agg(ba.author_id order by ba.position) as ids,
@@ -99,8 +103,10 @@ const BOOK_SELECT = (filter: string) => `
 
 const AUTHOR_SELECT = (filter: string) => `
   select a.id, a.name,
-         coalesce((select array_agg(n.name order by n.name) from author_names n
-                    where n.author_id = a.id and n.name <> a.name), '{}') as alternate_names,
+         coalesce((select array_agg(distinct n.name) from (
+                      select name from author_names where author_id = a.id
+                      union select unnest(a.alternate_names)) n
+                    where n.name <> a.name), '{}') as alternate_names,
          coalesce(s.work_count, 0)::int as work_count,
          coalesce(s.popularity, 0)::bigint as popularity
     from authors a
