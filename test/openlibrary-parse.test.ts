@@ -1,5 +1,10 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 
 import { olKeyKind, parseOlLine, yearOf, type OlLine, type OlRecord } from '../src/domain/openlibrary.js';
 
@@ -201,4 +206,36 @@ test('a bare key tells its kind', (t) => {
   t.is(olKeyKind('OL23919A'), 'author');
   t.is(olKeyKind('OL0M'), null);
   t.is(olKeyKind('ol1m'), null);
+});
+
+test('the generator writes real-format dumps, the same bytes for a seed, in the proportions of the real ones', async (t) => {
+  const dirs = [await mkdtemp(join(tmpdir(), 'bookmeta-olgen-')), await mkdtemp(join(tmpdir(), 'bookmeta-olgen-'))];
+  try {
+    const [first, second] = [await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[0]!), await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[1]!)];
+    const text = (path: string) => readFileSync(path, 'utf8');
+    for (const kind of ['authors', 'works', 'editions'] as const) t.is(text(first.files[kind]), text(second.files[kind]), kind);
+    const counts = new Map<string, number>();
+    let withoutIsbn = 0;
+    let rejected = 0;
+    for (const kind of ['authors', 'works', 'editions'] as const) {
+      for (const line of text(first.files[kind]).split('\n').filter(Boolean)) {
+        const parsed = parseOlLine(line);
+        if (!parsed || !('record' in parsed)) {
+          rejected += 1;
+          continue;
+        }
+        counts.set(parsed.record.type, (counts.get(parsed.record.type) ?? 0) + 1);
+        if (parsed.record.type === 'edition' && !parsed.record.edition.isbn) withoutIsbn += 1;
+      }
+    }
+    const editions = counts.get('edition')!;
+    t.true(editions > 2950 && editions <= 3000);
+    t.is(counts.get('work'), 2100);
+    t.is(counts.get('author'), 750);
+    t.true(withoutIsbn / editions > 0.3 && withoutIsbn / editions < 0.4, `${withoutIsbn} without ISBN`);
+    t.true(counts.get('redirect')! >= 0.03 * 5850 && counts.get('delete')! > 0);
+    t.true(rejected > 0 && rejected < 20, `${rejected} broken lines`);
+  } finally {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
 });
