@@ -87,7 +87,7 @@ test('tools/list offers one tool per capability, each described for a model and 
   try {
     const { tools } = await client.listTools();
     t.deepEqual(tools.map((tool) => tool.name).sort(), [
-      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'match_book', 'recommend_books', 'search_authors', 'search_books',
+      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'match_book', 'match_books', 'recommend_books', 'search_authors', 'search_books',
     ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
@@ -102,6 +102,12 @@ test('tools/list offers one tool per capability, each described for a model and 
     t.regex(described('match_book'), /Prefer this over search_books/);
     t.regex(described('search_books'), /prefer match_book/);
     t.deepEqual(tools.find((tool) => tool.name === 'list_changes')!.inputSchema.required, ['since']);
+    // A batch tool takes its HTTP batch route's body, its items described as the single tool's arguments.
+    const matchBatch = tools.find((tool) => tool.name === 'match_books')!.inputSchema;
+    const records = matchBatch.properties?.records as { maxItems: number; items: { properties: object } };
+    t.deepEqual(matchBatch.required, ['records']);
+    t.is(records.maxItems, 50);
+    t.deepEqual(Object.keys(records.items.properties), ['title', 'isbn', 'author', 'year', 'publisher']);
   } finally {
     await client.close();
   }
@@ -297,7 +303,86 @@ test('a tools/call answers the same alone and inside a JSON-RPC batch, where the
   const responses = (await batch.json()) as { id: number; result: { tools?: unknown[] } }[];
   t.is(responses.length, 2);
   t.is(JSON.stringify(responses.find((response) => response.id === 7)), await alone.text());
-  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 9);
+  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 10);
+});
+
+test('match_books answers byte for byte what POST /v1/match/batch answers, each record as match_book would and a record\'s 400 in its place', async (t) => {
+  const records: unknown[] = [
+    { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 },
+    {},
+    { isbn: '0439023483' },
+    'The Hunger Games',
+    { titel: 'Mort' },
+    { title: 'Mockingjay', year: '2010' },
+    { title: 'A Book Nobody Wrote', author: 'Nobody' },
+  ];
+  const expected = await http('/v1/match/batch', key.auth, JSON.stringify({ records }));
+  t.is(expected.status, 200);
+  const { client } = await connect();
+  try {
+    const result = await callTool(client, 'match_books', { records });
+    t.falsy(result.isError);
+    t.is(result.content.length, 1);
+    t.is(result.content[0]!.text, expected.text);
+    const { results } = JSON.parse(result.content[0]!.text) as { results: unknown[] };
+    t.is(results.length, records.length);
+    t.deepEqual(results[1], { error: { code: 'bad_request', message: 'title or isbn required' } });
+    const single = await callTool(client, 'match_book', records[0] as Record<string, unknown>);
+    t.deepEqual(results[0], JSON.parse(single.content[0]!.text));
+  } finally {
+    await client.close();
+  }
+});
+
+test('match_books arguments that are no batch are invalid params, in the words of POST /v1/match/batch\'s 400 for the same body', async (t) => {
+  const cases: Record<string, unknown>[] = [
+    {},
+    { records: { title: 'Mort' } },
+    { records: [] },
+    { records: Array.from({ length: 51 }, () => ({ title: 'Mort' })) },
+    { records: [{ title: 'Mort' }], limit: 3 },
+    { records: [], limit: 3 },
+  ];
+  for (const args of cases) {
+    const expected = await http('/v1/match/batch', key.auth, JSON.stringify(args));
+    t.is(expected.status, 400, JSON.stringify(args).slice(0, 80));
+    const { error } = JSON.parse(expected.text) as { error: { message: string } };
+    t.deepEqual(await toolCallError('match_books', args), { code: -32602, message: error.message }, JSON.stringify(args).slice(0, 80));
+  }
+});
+
+test('match_books draws one unit per record, all or none, as POST /v1/match/batch: a batch the budget cannot cover is a 429 in the same words that spends nothing', async (t) => {
+  const small = await startTestServer(world, { rateLimitMax: 10 });
+  try {
+    const { auth } = await newKey(world, 'batch-budget');
+    const records = (n: number) => ({ records: Array.from({ length: n }, (_, i) => ({ title: `Mockingjay ${i}` })) });
+    const refusal = (count: number, left: number, reset: string | null) =>
+      `rate limit exceeded: a batch of ${count} items needs ${count} requests of the budget (10 requests per 60 seconds): ${left} left of 10; retry in ${reset} s`;
+
+    const four = await postMcp(small.url, toolCall('match_books', records(4)), auth);
+    t.is(four.status, 200);
+    t.is(four.headers.get('ratelimit-remaining'), '6');
+    const seven = await postMcp(small.url, toolCall('match_books', records(7)), auth);
+    t.is(seven.status, 429);
+    t.true(Number(seven.headers.get('retry-after')) >= 1);
+    t.is(seven.headers.get('ratelimit-remaining'), '6');
+    t.deepEqual(await seven.json(), { error: { code: 'rate_limited', message: refusal(7, 6, seven.headers.get('ratelimit-reset')) } });
+    const sevenOverHttp = await fetch(`${small.url}/v1/match/batch`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(records(7)) });
+    t.is(sevenOverHttp.status, 429);
+    t.deepEqual(await sevenOverHttp.json(), { error: { code: 'rate_limited', message: refusal(7, 6, sevenOverHttp.headers.get('ratelimit-reset')) } });
+
+    // Arguments that are no batch cost one unit, like any request.
+    const malformed = await postMcp(small.url, toolCall('match_books', { records: 3 }), auth);
+    t.is(malformed.status, 200);
+    t.is(((await malformed.json()) as { error: { code: number } }).error.code, -32602);
+    t.is(malformed.headers.get('ratelimit-remaining'), '5');
+    const five = await postMcp(small.url, toolCall('match_books', records(5)), auth);
+    t.is(five.status, 200);
+    t.is(five.headers.get('ratelimit-remaining'), '0');
+    t.is((await postMcp(small.url, toolCall('lookup_isbn', { isbn: HUNGER_GAMES }), auth)).status, 429);
+  } finally {
+    await small.stop();
+  }
 });
 
 const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });

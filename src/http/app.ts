@@ -12,11 +12,11 @@ import { requestId } from './middleware/requestId.js';
 import { batchRoutes, isBatchRequest } from './routes/batch.js';
 import { changeRoutes } from './routes/changes.js';
 import { lookupRoutes, pointLookupRequests } from './routes/lookups.js';
-import { mcpRoutes } from './routes/mcp.js';
+import { isMcpPost, mcpRoutes } from './routes/mcp.js';
 import { isPublicRequest, publicRoutes } from './routes/public.js';
 import { reconcileCrossOrigin, reconcileRoutes } from './routes/reconcile.js';
 import { searchRoutes } from './routes/search.js';
-import type { Middleware, RequestState } from './state.js';
+import type { AppContext, Middleware, RequestState } from './state.js';
 
 /**
  * The one rule of access: the public paths, spelled exactly, and the reconciliation manifest need
@@ -24,7 +24,8 @@ import type { Middleware, RequestState } from './state.js';
  * and metered before the router sees it.
  */
 function guard(services: Services, router: Router<RequestState>): Middleware {
-  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache, pointLookupRequests(router)), rateLimit(services.rateLimiter, services.log, isBatchRequest)]);
+  const spendsItself = (ctx: AppContext): boolean => isBatchRequest(ctx) || isMcpPost(ctx);
+  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache, pointLookupRequests(router)), rateLimit(services.rateLimiter, services.log, spendsItself)]);
   return (ctx, next) => (isPublicRequest(ctx) ? next() : guarded(ctx, next));
 }
 

@@ -1,10 +1,12 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod/v4';
+import { ApiError } from '../errors.js';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { followMerges, isMerged, type Merged } from '../services/lookups.js';
 import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
+import { batchBody, batchList, matchBatch, MATCH_BATCH_MAX } from '../services/batch.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
@@ -39,6 +41,8 @@ export interface Tool {
   inputSchema: JsonObjectSchema;
   /** Checks the arguments (JSON-RPC invalid params when they do not fit the schema) and runs the tool. */
   call(context: ToolContext, args: unknown): Promise<ToolAnswer>;
+  /** A batch tool: the units of the key's budget a call with these arguments draws. */
+  items?(args: unknown): number;
 }
 
 /**
@@ -70,6 +74,46 @@ function defineTool<Input extends z.ZodObject>(definition: {
       // The same words as the HTTP API's 400 for the same mistake, as the protocol's invalid-params error.
       if (!parsed.success) throw new InvalidParams(parsed.error.issues.map(describeIssue).join('; '));
       return run(context, parsed.data);
+    },
+  };
+}
+
+/**
+ * A tool whose arguments are the body of an HTTP batch route, read by the route's own function
+ * (`read`), whose 400 becomes invalid params in the same words; each item is the service's to
+ * answer, as the route does. tools/list shows the body's schema (batchBody) with `item` as its items.
+ */
+function defineBatchTool<Item>(definition: {
+  name: string;
+  title: string;
+  description: string;
+  field: string;
+  max: number;
+  item: z.ZodType;
+  read: (args: unknown) => Item[];
+  run: (context: ToolContext, items: Item[]) => Promise<ToolAnswer>;
+}): Tool {
+  const { field, max, item, read, run, ...described } = definition;
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(batchBody(field, max, item), { io: 'input' });
+  const itemsOf = (args: unknown): Item[] | ApiError => {
+    try {
+      return read(args ?? {});
+    } catch (error) {
+      if (error instanceof ApiError) return error;
+      throw error;
+    }
+  };
+  return {
+    ...described,
+    inputSchema: { ...inputSchema, type: 'object' },
+    async call(context, args) {
+      const items = itemsOf(args);
+      if (items instanceof ApiError) throw new InvalidParams(items.message);
+      return run(context, items);
+    },
+    items(args) {
+      const items = itemsOf(args);
+      return items instanceof ApiError ? 1 : items.length;
     },
   };
 }
@@ -188,6 +232,23 @@ const searchAuthorsTool = defineTool({
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, params)) }),
 });
 
+/** A record to match: the body of POST /v1/match, typed as the HTTP API takes it. */
+const matchRecord = z.strictObject(
+  {
+    title: optionalText('title').describe('The title as you have it; subtitle and series in parentheses may stay.'),
+    isbn: optionalText('isbn').describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
+    author: optionalText('author').describe('An author\'s name in any common form ("J.R.R. Tolkien", "Tolkien, J. R. R.").'),
+    year: z.int({ error: 'year must be an integer such as 1997' }).optional().describe('Year of publication, e.g. 1954.'),
+    publisher: optionalText('publisher').describe('Publisher, if known.'),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : undefined) },
+);
+
+const MATCH_ANSWER =
+  `{match, confidence, signals, candidates}: match is the best book when confidence >= ${MATCH_THRESHOLD}, else null (the catalogue probably lacks the book; ` +
+  `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
+  'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.';
+
 const matchBookTool = defineTool({
   name: 'match_book',
   title: 'Match a reference to one book',
@@ -195,20 +256,24 @@ const matchBookTool = defineTool({
     'Resolve a messy reference (a title, maybe with author, year, publisher and/or an ISBN) to the ONE catalogue book it describes, with a confidence from 0 to 1. ' +
     'Prefer this over search_books when you want the single best book for a citation or a reading-list line; give every field you have: the author and year ' +
     'tell apart books of the same title and editions of one work. ' +
-    `Answers {match, confidence, signals, candidates}: match is the best book when confidence >= ${MATCH_THRESHOLD}, else null (the catalogue probably lacks the book; ` +
-    `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
-    'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.',
-  input: z.strictObject(
-    {
-      title: optionalText('title').describe('The title as you have it; subtitle and series in parentheses may stay.'),
-      isbn: optionalText('isbn').describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
-      author: optionalText('author').describe('An author\'s name in any common form ("J.R.R. Tolkien", "Tolkien, J. R. R.").'),
-      year: z.int({ error: 'year must be an integer such as 1997' }).optional().describe('Year of publication, e.g. 1954.'),
-      publisher: optionalText('publisher').describe('Publisher, if known.'),
-    },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : undefined) },
-  ),
+    `Answers ${MATCH_ANSWER}`,
+  input: matchRecord,
   run: async ({ services }, fields) => ({ text: JSON.stringify(await matchBook(services, fields)) }),
+});
+
+const matchBooksTool = defineBatchTool({
+  name: 'match_books',
+  title: 'Match many references at once',
+  description:
+    `Resolve up to ${MATCH_BATCH_MAX} messy references at once (a reading list, a bibliography, the rows of a spreadsheet), each record exactly as match_book takes it. ` +
+    'Much faster than calling match_book once per record. Each record draws one unit of the rate budget, and a batch the remaining budget cannot cover is refused whole. ' +
+    `Answers {results: [...]}, one per record in input order, each what match_book answers for it: ${MATCH_ANSWER} ` +
+    'A record that is not a valid match request (no title or isbn, an unknown field, a wrong type) answers {error: {code: "bad_request", message}} in its place, without failing the others.',
+  field: 'records',
+  max: MATCH_BATCH_MAX,
+  item: matchRecord,
+  read: (args) => batchList(args, 'records', MATCH_BATCH_MAX),
+  run: async ({ services }, records) => ({ text: JSON.stringify(await matchBatch(services, records)) }),
 });
 
 const recommendBooks = defineTool({
@@ -248,6 +313,29 @@ const listChanges = defineTool({
   run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
 });
 
-export const tools: readonly Tool[] = [lookupIsbn, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, recommendBooks, listChanges];
+export const tools: readonly Tool[] = [lookupIsbn, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, matchBooksTool, recommendBooks, listChanges];
 
 export const toolsByName: ReadonlyMap<string, Tool> = new Map(tools.map((tool) => [tool.name, tool]));
+
+/** The tool a JSON-RPC message calls, and its arguments, read without checking the rest of the message; null when it calls none. */
+export function toolCallIn(message: unknown): { tool: Tool | undefined; name: string; args: unknown } | null {
+  if (typeof message !== 'object' || message === null || !('method' in message) || message.method !== 'tools/call') return null;
+  const params = 'params' in message && typeof message.params === 'object' && message.params !== null ? message.params : {};
+  if (!('name' in params) || typeof params.name !== 'string') return null;
+  return { tool: toolsByName.get(params.name), name: params.name, args: 'arguments' in params ? params.arguments : undefined };
+}
+
+/**
+ * The units of the key's budget a POST /mcp body draws for the batch tools it calls, as their HTTP
+ * batch routes: one per item of each call (one for a call whose arguments are no batch). Null when
+ * it calls none: the POST is then one request.
+ */
+export function batchItemsIn(body: unknown): number | null {
+  let items: number | null = null;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const call = toolCallIn(message);
+    const count = call?.tool?.items?.(call.args);
+    if (count !== undefined) items = (items ?? 0) + count;
+  }
+  return items;
+}

@@ -1,5 +1,10 @@
-import { badRequest, refused, type ApiError } from '../errors.js';
+import { z } from 'zod/v4';
+import { ApiError, badRequest, refused } from '../errors.js';
 import type { RateDecision } from '../stores/redis/rateLimiter.js';
+import { matchBooks, type MatchResult } from './match.js';
+import type { SearchServices } from './search.js';
+
+type ApiErrorJson = ReturnType<ApiError['toJSON']>;
 
 /**
  * The shape every batch request shares: one JSON object naming one list, `{"<field>": [...]}`, of
@@ -12,16 +17,36 @@ export const MATCH_BATCH_MAX = 50;
 /** ISBNs or ids of one bulk lookup. */
 export const LOOKUP_BATCH_MAX = 100;
 
+/**
+ * The body of a batch request, `{"<field>": [item, ...]}` with 1 to `max` items, as zod checks it,
+ * in the words of the 400 (batchProblem picks the one it names). The items are each one's own to
+ * check; `item` describes them (for the MCP batch tools' listing).
+ */
+export function batchBody(field: string, max: number, item: z.ZodType = z.unknown()): z.ZodType<Record<string, unknown[]>> {
+  const list = z
+    .array(item, { error: (issue) => (issue.input === undefined ? `${field} is required: {"${field}": [...]}` : `${field} must be an array`) })
+    .min(1, `${field} must not be empty`)
+    .max(max, { error: (issue) => `${field} has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} items; at most ${max} per request` });
+  return z.strictObject(
+    { [field]: list },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the body is {"${field}": [...]}` : `request body must be a JSON object {"${field}": [...]}`) },
+  );
+}
+
+/** What a batch body's 400 names, of all that is wrong with it: an unknown field first, as the body's shape comes before its list. */
+const batchProblem = (issues: readonly z.core.$ZodIssue[]): string => (issues.find((issue) => issue.code === 'unrecognized_keys') ?? issues[0])!.message;
+
+/** The items of a batch body, or its 400. */
 export function batchList(body: unknown, field: string, max: number): unknown[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(`request body must be a JSON object {"${field}": [...]}`);
-  const unknown = Object.keys(body).find((key) => key !== field);
-  if (unknown !== undefined) throw badRequest(`unknown field "${unknown}": the body is {"${field}": [...]}`);
-  const list = (body as Record<string, unknown>)[field];
-  if (list === undefined) throw badRequest(`${field} is required: {"${field}": [...]}`);
-  if (!Array.isArray(list)) throw badRequest(`${field} must be an array`);
-  if (list.length === 0) throw badRequest(`${field} must not be empty`);
-  if (list.length > max) throw badRequest(`${field} has ${list.length} items; at most ${max} per request`);
-  return list;
+  const parsed = batchBody(field, max).safeParse(body);
+  if (!parsed.success) throw badRequest(batchProblem(parsed.error.issues));
+  return parsed.data[field]!;
+}
+
+/** The answer of POST /v1/match/batch and of the MCP tool match_books: each record as POST /v1/match answers it, or its 400's error object, in input order. */
+export async function matchBatch(services: SearchServices, records: readonly unknown[]): Promise<{ results: (MatchResult | ApiErrorJson)[] }> {
+  const answers = await matchBooks(services, records);
+  return { results: answers.map((answer) => (answer instanceof ApiError ? answer.toJSON() : answer)) };
 }
 
 /** A list of keys to look up: strings, each once (a repeat would be answered twice and billed twice). */

@@ -1,9 +1,7 @@
 import type Router from '@koa/router';
-import { ApiError } from '../../errors.js';
-import { batchList, MATCH_BATCH_MAX } from '../../services/batch.js';
+import { batchList, matchBatch, MATCH_BATCH_MAX } from '../../services/batch.js';
 import { BULK_KINDS, bulkKeys, bulkLookup } from '../../services/bulkLookups.js';
 import type { Services } from '../../services/context.js';
-import { matchBooks } from '../../services/match.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
 import { sendJson, sendJsonText, type AppContext, type RequestState } from '../state.js';
@@ -22,8 +20,7 @@ export const isBatchRequest = (ctx: AppContext): boolean => (ctx.method === 'POS
 export function batchRoutes(router: Router<RequestState>, services: Services): void {
   router.post(MATCH_BATCH_PATH, async (ctx) => {
     const records = await admitBatch(ctx, services, async () => batchList(await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES), 'records', MATCH_BATCH_MAX));
-    const answers = await matchBooks(services, records);
-    sendJson(ctx, { results: answers.map((answer) => (answer instanceof ApiError ? answer.toJSON() : answer)) });
+    sendJson(ctx, await matchBatch(services, records));
   });
   for (const kind of BULK_KINDS) {
     router.post(bulkPath(kind.family), async (ctx) => {
