@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningServer } from '../src/server.js';
@@ -87,7 +87,7 @@ test('tools/list offers one tool per capability, each described for a model and 
   try {
     const { tools } = await client.listTools();
     t.deepEqual(tools.map((tool) => tool.name).sort(), [
-      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'match_book', 'match_books', 'recommend_books', 'search_authors', 'search_books',
+      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'lookup_isbns', 'match_book', 'match_books', 'recommend_books', 'search_authors', 'search_books',
     ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
@@ -108,6 +108,9 @@ test('tools/list offers one tool per capability, each described for a model and 
     t.deepEqual(matchBatch.required, ['records']);
     t.is(records.maxItems, 50);
     t.deepEqual(Object.keys(records.items.properties), ['title', 'isbn', 'author', 'year', 'publisher']);
+    const isbns = tools.find((tool) => tool.name === 'lookup_isbns')!.inputSchema.properties?.isbns as { maxItems: number; items: { type: string } };
+    t.is(isbns.maxItems, 100);
+    t.is(isbns.items.type, 'string');
   } finally {
     await client.close();
   }
@@ -269,6 +272,10 @@ test.serial('a merged id resolves to the survivor: the JSON GET <Location> answe
       t.is(result.content.length, 2, tool);
       t.regex(result.content[1]!.text, new RegExp(`was merged into ${into!.id}.*Use ${into!.id} from now on`), tool);
     }
+    // In a batch, as POST /v1/isbn/batch answers it: the survivor's record, merged_into naming it.
+    const bulk = await http('/v1/isbn/batch', key.auth, JSON.stringify({ isbns: [from!.isbn_13] }));
+    t.is((await callTool(client, 'lookup_isbns', { isbns: [from!.isbn_13] })).content[0]!.text, bulk.text);
+    t.regex(bulk.text, new RegExp(`"merged_into":"${into!.id}"`));
   } finally {
     await client.close();
   }
@@ -303,8 +310,19 @@ test('a tools/call answers the same alone and inside a JSON-RPC batch, where the
   const responses = (await batch.json()) as { id: number; result: { tools?: unknown[] } }[];
   t.is(responses.length, 2);
   t.is(JSON.stringify(responses.find((response) => response.id === 7)), await alone.text());
-  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 10);
+  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 11);
 });
+
+/** A batch tool's answer, checked to be byte for byte its route's for the same body; its results. */
+async function batchAsRoute(t: ExecutionContext, client: Client, tool: string, path: string, body: Record<string, unknown[]>): Promise<unknown[]> {
+  const expected = await http(path, key.auth, JSON.stringify(body));
+  t.is(expected.status, 200);
+  const result = await callTool(client, tool, body);
+  t.falsy(result.isError);
+  t.is(result.content.length, 1);
+  t.is(result.content[0]!.text, expected.text);
+  return (JSON.parse(result.content[0]!.text) as { results: unknown[] }).results;
+}
 
 test('match_books answers byte for byte what POST /v1/match/batch answers, each record as match_book would and a record\'s 400 in its place', async (t) => {
   const records: unknown[] = [
@@ -316,15 +334,9 @@ test('match_books answers byte for byte what POST /v1/match/batch answers, each 
     { title: 'Mockingjay', year: '2010' },
     { title: 'A Book Nobody Wrote', author: 'Nobody' },
   ];
-  const expected = await http('/v1/match/batch', key.auth, JSON.stringify({ records }));
-  t.is(expected.status, 200);
   const { client } = await connect();
   try {
-    const result = await callTool(client, 'match_books', { records });
-    t.falsy(result.isError);
-    t.is(result.content.length, 1);
-    t.is(result.content[0]!.text, expected.text);
-    const { results } = JSON.parse(result.content[0]!.text) as { results: unknown[] };
+    const results = await batchAsRoute(t, client, 'match_books', '/v1/match/batch', { records });
     t.is(results.length, records.length);
     t.deepEqual(results[1], { error: { code: 'bad_request', message: 'title or isbn required' } });
     const single = await callTool(client, 'match_book', records[0] as Record<string, unknown>);
@@ -333,6 +345,17 @@ test('match_books answers byte for byte what POST /v1/match/batch answers, each 
     await client.close();
   }
 });
+
+/** A batch tool's arguments that are no batch: invalid params, in the words of the 400 its route answers for the same body. */
+async function assertInvalidAsRoute(t: ExecutionContext, tool: string, path: string, cases: Record<string, unknown>[]): Promise<void> {
+  for (const args of cases) {
+    const note = JSON.stringify(args).slice(0, 80);
+    const expected = await http(path, key.auth, JSON.stringify(args));
+    t.is(expected.status, 400, note);
+    const { error } = JSON.parse(expected.text) as { error: { message: string } };
+    t.deepEqual(await toolCallError(tool, args), { code: -32602, message: error.message }, note);
+  }
+}
 
 test('match_books arguments that are no batch are invalid params, in the words of POST /v1/match/batch\'s 400 for the same body', async (t) => {
   const cases: Record<string, unknown>[] = [
@@ -343,12 +366,7 @@ test('match_books arguments that are no batch are invalid params, in the words o
     { records: [{ title: 'Mort' }], limit: 3 },
     { records: [], limit: 3 },
   ];
-  for (const args of cases) {
-    const expected = await http('/v1/match/batch', key.auth, JSON.stringify(args));
-    t.is(expected.status, 400, JSON.stringify(args).slice(0, 80));
-    const { error } = JSON.parse(expected.text) as { error: { message: string } };
-    t.deepEqual(await toolCallError('match_books', args), { code: -32602, message: error.message }, JSON.stringify(args).slice(0, 80));
-  }
+  await assertInvalidAsRoute(t, 'match_books', '/v1/match/batch', cases);
 });
 
 test('match_books draws one unit per record, all or none, as POST /v1/match/batch: a batch the budget cannot cover is a 429 in the same words that spends nothing', async (t) => {
@@ -380,6 +398,50 @@ test('match_books draws one unit per record, all or none, as POST /v1/match/batc
     t.is(five.status, 200);
     t.is(five.headers.get('ratelimit-remaining'), '0');
     t.is((await postMcp(small.url, toolCall('lookup_isbn', { isbn: HUNGER_GAMES }), auth)).status, 429);
+  } finally {
+    await small.stop();
+  }
+});
+
+test('lookup_isbns answers byte for byte what POST /v1/isbn/batch answers: each ISBN as lookup_isbn, its 400 or 404 in its place', async (t) => {
+  const isbns = [HUNGER_GAMES, '0-439-02348-3', '9780306406157', '12345', '9780439023482'];
+  const { client } = await connect();
+  try {
+    const results = (await batchAsRoute(t, client, 'lookup_isbns', '/v1/isbn/batch', { isbns })) as { isbn: string; status: number; book?: unknown }[];
+    t.deepEqual(results.map((item) => [item.isbn, item.status]), isbns.map((isbn, index) => [isbn, [200, 200, 404, 400, 400][index]]));
+    const single = await callTool(client, 'lookup_isbn', { isbn: HUNGER_GAMES });
+    t.deepEqual(results[0]!.book, JSON.parse(single.content[0]!.text));
+  } finally {
+    await client.close();
+  }
+});
+
+test('lookup_isbns arguments that are no list of ISBNs are invalid params, in the words of POST /v1/isbn/batch\'s 400 for the same body', async (t) => {
+  const cases: Record<string, unknown>[] = [
+    {},
+    { isbns: HUNGER_GAMES },
+    { isbns: [] },
+    { isbns: [Number(HUNGER_GAMES)] },
+    { isbns: [HUNGER_GAMES, HUNGER_GAMES] },
+    { isbns: Array.from({ length: 101 }, (_, i) => String(9780000000000 + i)) },
+    { isbns: [HUNGER_GAMES], ids: [] },
+  ];
+  await assertInvalidAsRoute(t, 'lookup_isbns', '/v1/isbn/batch', cases);
+});
+
+test('lookup_isbns draws one unit per ISBN, all or none, as POST /v1/isbn/batch', async (t) => {
+  const small = await startTestServer(world, { rateLimitMax: 10 });
+  try {
+    const { auth } = await newKey(world, 'isbn-budget');
+    const isbns = (n: number) => ({ isbns: Array.from({ length: n }, (_, i) => String(9780000000000 + i)) });
+    const four = await postMcp(small.url, toolCall('lookup_isbns', isbns(4)), auth);
+    t.is(four.status, 200);
+    t.is(four.headers.get('ratelimit-remaining'), '6');
+    const seven = await postMcp(small.url, toolCall('lookup_isbns', isbns(7)), auth);
+    t.is(seven.status, 429);
+    t.is(seven.headers.get('ratelimit-remaining'), '6');
+    t.regex(((await seven.json()) as { error: { message: string } }).error.message, /a batch of 7 items needs 7 requests of the budget/);
+    t.is((await postMcp(small.url, toolCall('lookup_isbns', isbns(6)), auth)).headers.get('ratelimit-remaining'), '0');
   } finally {
     await small.stop();
   }

@@ -6,7 +6,8 @@ import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../servi
 import type { Services } from '../services/context.js';
 import { followMerges, isMerged, type Merged } from '../services/lookups.js';
 import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
-import { batchBody, batchList, matchBatch, MATCH_BATCH_MAX } from '../services/batch.js';
+import { batchBody, batchList, LOOKUP_BATCH_MAX, matchBatch, MATCH_BATCH_MAX } from '../services/batch.js';
+import { BULK_KINDS, bulkKeys, bulkLookup } from '../services/bulkLookups.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
@@ -163,6 +164,24 @@ const lookupIsbn = defineTool({
   run: (context, { isbn }) => pointTool(context, `ISBN ${isbn}`, 'isbn', isbn),
 });
 
+const ISBN_BULK = BULK_KINDS.find((kind) => kind.family === 'isbn')!;
+
+const lookupIsbns = defineBatchTool({
+  name: 'lookup_isbns',
+  title: 'Books by many ISBNs',
+  description:
+    `Look up to ${LOOKUP_BATCH_MAX} ISBNs at once (a list of ISBNs, a spreadsheet column), each answered as lookup_isbn answers it, from the same cache. ` +
+    'Much faster than calling lookup_isbn once per ISBN. Give each ISBN once. Each ISBN draws one unit of the rate budget, and a batch the remaining budget cannot cover is refused whole. ' +
+    'Answers {results: [...]}, one per ISBN in input order: {isbn (as given), status: 200, book} when found; with merged_into (the surviving book\'s id, to use from now on) ' +
+    'when the ISBN\'s edition was merged into another, whose record is the book; {isbn, status: 400, error} for an invalid ISBN; {isbn, status: 404, error} when no book in the catalogue has it. ' +
+    BOOK_FIELDS,
+  field: 'isbns',
+  max: LOOKUP_BATCH_MAX,
+  item: z.string().describe('An ISBN-10 or ISBN-13 as a string, with or without hyphens or spaces.'),
+  read: (args) => bulkKeys(ISBN_BULK, args),
+  run: async ({ services, requestId }, isbns) => ({ text: await bulkLookup(services, requestId, ISBN_BULK, isbns) }),
+});
+
 const getBook = defineTool({
   name: 'get_book',
   title: 'Book by id',
@@ -313,7 +332,7 @@ const listChanges = defineTool({
   run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
 });
 
-export const tools: readonly Tool[] = [lookupIsbn, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, matchBooksTool, recommendBooks, listChanges];
+export const tools: readonly Tool[] = [lookupIsbn, lookupIsbns, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, matchBooksTool, recommendBooks, listChanges];
 
 export const toolsByName: ReadonlyMap<string, Tool> = new Map(tools.map((tool) => [tool.name, tool]));
 
