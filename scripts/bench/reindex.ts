@@ -12,14 +12,12 @@
 // Prints docs/s of both, the ratio (target >= 0.7) and the loader's peak RSS (target < 300 MB).
 // Honours DATABASE_URL (its server; the database name is replaced) and ELASTICSEARCH_URL.
 
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { projectPath } from '../../src/paths.js';
 import { BulkWriter } from '../../src/loader/stores/elasticsearch/bulk.js';
 import { createElastic, indexAliases } from '../../src/stores/elasticsearch/client.js';
@@ -27,7 +25,7 @@ import { streamDocuments } from '../../src/loader/stores/elasticsearch/documents
 import { createPhysicalIndex, dropIndex, finishBulkLoad } from '../../src/loader/stores/elasticsearch/indices.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
-import { generatedCatalogueDatabase } from '../lib/bench.js';
+import { generatedCatalogueDatabase, runMeasured } from '../lib/bench.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +33,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '42' },
     'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
     concurrency: { type: 'string', default: '2' },
+    // An existing catalogue instead of a generated one (an Open Library import: scripts/bench/openlibrary.ts).
+    database: { type: 'string' },
   },
 });
 const count = Number(values.count);
@@ -45,18 +45,19 @@ const say = (text: string) => process.stderr.write(`bench-index: ${text}\n`);
 
 const serverUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
 const databaseUrl = new URL(serverUrl);
-databaseUrl.pathname = `/bookmeta_bench_${count}_${seed}`;
+databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
 const esUrl = process.env.ELASTICSEARCH_URL || 'http://127.0.0.1:9200';
-const prefix = `bench-${count}-`;
+const prefix = values.database ? `bench-${values.database}-` : `bench-${count}-`;
 const alias = indexAliases(prefix).books;
 
-function prepareDatabase(): Promise<void> {
+async function prepareDatabase(): Promise<void> {
+  if (values.database) return;
   return generatedCatalogueDatabase({ databaseUrl: databaseUrl.toString(), count, seed, workDir, say });
 }
 
 /** The bulk NDJSON of every book document, built once (not timed). */
 async function buildNdjson(): Promise<{ path: string; documents: number }> {
-  const path = join(workDir, `documents-${count}-${seed}.ndjson`);
+  const path = join(workDir, `documents-${values.database ?? `${count}-${seed}`}.ndjson`);
   const db = createPool(databaseUrl.toString(), 2);
   const client = await db.connect();
   try {
@@ -127,35 +128,19 @@ async function reindexProcess(): Promise<{ docsPerSecond: number; wallDocsPerSec
   const compiled = projectPath('dist', 'src', 'cli.js');
   const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('src', 'loader', 'index', 'reindex.ts'))).mtimeMs;
   const args = useDist ? [compiled] : ['--import', 'tsx', projectPath('src', 'cli.ts')];
-  const child = spawn(process.execPath, [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl.toString(), ELASTICSEARCH_URL: esUrl, INDEX_PREFIX: prefix, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const { code, stdout, seconds, peakRssMb } = await runMeasured(process.execPath, [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)], {
+    ...process.env,
+    DATABASE_URL: databaseUrl.toString(),
+    ELASTICSEARCH_URL: esUrl,
+    INDEX_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
   });
-  let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const started = performance.now();
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  let peakKb = 0;
-  let running = true;
-  void exited.then(() => (running = false));
-  while (running) {
-    try {
-      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-      const match = /VmHWM:\s+(\d+) kB/.exec(status);
-      if (match) peakKb = Math.max(peakKb, Number(match[1]));
-    } catch {
-      // exited between the check and the read
-    }
-    await sleep(100);
-  }
-  const code = await exited;
-  const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`reindex exited with ${code}: ${stdout}`);
   // alias  index  documents  docs/s  complete up to seq  seconds  dropped
   const row = stdout.split('\n').find((line) => line.startsWith(alias + ' '))!;
   const cells = row.trim().split(/\s+/);
   const documents = Number(cells[2]);
-  return { docsPerSecond: Number(cells[3]), wallDocsPerSecond: documents / seconds, seconds, peakRssMb: peakKb / 1024, documents };
+  return { docsPerSecond: Number(cells[3]), wallDocsPerSecond: documents / seconds, seconds, peakRssMb, documents };
 }
 
 await prepareDatabase();
@@ -171,5 +156,8 @@ console.log(`reindex (stream + bulk):    ${Math.round(re.docsPerSecond)} docs/s 
 console.log(`reindex whole command:      ${Math.round(re.wallDocsPerSecond)} docs/s over ${re.seconds.toFixed(1)} s (start-up, count check, swap included)`);
 console.log(`loader peak RSS:            ${re.peakRssMb.toFixed(0)} MB (target < 300) ${re.peakRssMb < 300 ? 'OK' : 'MISSED'}`);
 const es = createElastic(esUrl);
+const stats = await es.indices.stats({ index: alias, metric: 'store' });
+const bytes = stats._all.primaries?.store?.size_in_bytes ?? 0;
+console.log(`books index on disk:        ${(bytes / 2 ** 20).toFixed(0)} MB, ${Math.round(bytes / re.documents)} bytes per book (primaries, after the load's merges)`);
 await es.indices.delete({ index: `${prefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
 await es.close();

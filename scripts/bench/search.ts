@@ -18,11 +18,11 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
 import { matchBook } from '../../src/services/match.js';
-import { searchBooks } from '../../src/services/search.js';
+import { searchAuthors, searchBooks } from '../../src/services/search.js';
 import { indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { Random } from '../dev/generate-catalogue.js';
-import { generatedCatalogueDatabase } from '../lib/bench.js';
+import { generatedCatalogueDatabase, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -31,6 +31,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '42' },
     queries: { type: 'string', default: '400' },
     'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
+    // An existing catalogue instead of a generated one (an Open Library import: scripts/bench/openlibrary.ts).
+    database: { type: 'string' },
   },
 });
 const count = Number(values.count);
@@ -42,15 +44,16 @@ const say = (text: string) => process.stderr.write(`bench-search: ${text}\n`);
 const log = createLogger('warn');
 
 const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
-databaseUrl.pathname = `/bookmeta_bench_${count}_${seed}`;
+databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
 const config: Config = {
-  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${count}-`, REDIS_PREFIX: 'bench-search:' }),
+  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${values.database ?? count}-`, REDIS_PREFIX: 'bench-search:' }),
   shortCacheTtlS: 0,
   meteringEnabled: false,
 };
 
 /** The generated catalogue in PostgreSQL: reused when a previous run (or scripts/bench/reindex.ts) left it. */
-function prepareDatabase(): Promise<void> {
+async function prepareDatabase(): Promise<void> {
+  if (values.database) return;
   return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
 }
 
@@ -59,11 +62,11 @@ async function prepareIndex(): Promise<void> {
   const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
   const aliases = indexAliases(config.indexPrefix);
   try {
-    if (await elastic.indices.existsAlias({ name: aliases.books })) return;
-    say(`indexing into ${aliases.books} on ${config.elasticsearchUrl}`);
+    if ((await elastic.indices.existsAlias({ name: aliases.books })) && (await elastic.indices.existsAlias({ name: aliases.authors }))) return;
+    say(`indexing into ${aliases.books} and ${aliases.authors} on ${config.elasticsearchUrl}`);
     const db = createPool(config.databaseUrl, 4);
     try {
-      await reindex({ db, es: elastic, aliases, log }, 'books', { progress: true });
+      await reindex({ db, es: elastic, aliases, log }, 'all', { progress: true });
     } finally {
       await db.end();
     }
@@ -114,16 +117,6 @@ function matchRecord(book: SampleBook): Record<string, unknown> {
   return record;
 }
 
-async function timed(calls: (() => Promise<unknown>)[]): Promise<number[]> {
-  const latencies: number[] = [];
-  for (const call of calls) {
-    const started = performance.now();
-    await call();
-    latencies.push(performance.now() - started);
-  }
-  return latencies;
-}
-
 const summary = (label: string, latencies: number[], target: number): string =>
   `${label.padEnd(7)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms  (target p95 < ${target} ms)`;
 
@@ -141,12 +134,16 @@ async function main(): Promise<void> {
     const records = books.map((book) => matchRecord(book));
     const { count: indexed } = await services.elastic.count({ index: services.indices.books });
     say(`${indexed} books indexed; warming up`);
-    await timed(searches.slice(0, 50).map((q) => () => searchBooks(services, { q: `${q} warm` })));
-    const search = await timed(searches.map((q) => () => searchBooks(services, { q })));
-    const match = await timed(records.map((record) => () => matchBook(services, record)));
+    await timedSequentially(searches.slice(0, 50).map((q) => () => searchBooks(services, { q: `${q} warm` })));
+    const search = await timedSequentially(searches.map((q) => () => searchBooks(services, { q })));
+    const match = await timedSequentially(records.map((record) => () => matchBook(services, record)));
+    // Author queries: a name as written, or its surname alone.
+    const names = books.flatMap((book) => book.authors.slice(0, 1)).map((name) => (random() < 0.7 ? name : surname(name)));
+    const authors = await timedSequentially(names.map((q) => () => searchAuthors(services, { q })));
     console.log(`search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`);
     console.log(summary('search', search, 50));
     console.log(summary('match', match, 100));
+    console.log(summary('authors', authors, 50));
   } finally {
     await closeServices(services);
   }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createInterface } from 'node:readline';
@@ -160,4 +160,44 @@ export async function generatedCatalogueDatabase(options: { databaseUrl: string;
   } finally {
     await db.end();
   }
+}
+
+/** The peak RSS (VmHWM, kB) of process `pid`, sampled every 100 ms until `exited` settles. */
+export async function peakRssKb(pid: number, exited: Promise<unknown>): Promise<number> {
+  let peakKb = 0;
+  let running = true;
+  void exited.then(() => (running = false));
+  while (running) {
+    try {
+      const match = /VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+      if (match) peakKb = Math.max(peakKb, Number(match[1]));
+    } catch {
+      // exited between the check and the read
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return peakKb;
+}
+
+/** Runs a command to its end, as its own process: wall seconds, what it printed on stdout, its peak RSS. stderr passes through. */
+export async function runMeasured(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; seconds: number; peakRssMb: number }> {
+  const child = spawn(command, args, { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const started = performance.now();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const peakKb = await peakRssKb(child.pid!, exited);
+  const code = await exited;
+  return { code, stdout, seconds: (performance.now() - started) / 1000, peakRssMb: peakKb / 1024 };
+}
+
+/** Latencies in ms of calls made one after another. */
+export async function timedSequentially(calls: (() => Promise<unknown>)[]): Promise<number[]> {
+  const latencies: number[] = [];
+  for (const call of calls) {
+    const started = performance.now();
+    await call();
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
 }
