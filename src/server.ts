@@ -21,7 +21,7 @@ const DRAIN_MS = 10_000;
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   await ensureDatabase(config.databaseUrl);
   const services = await buildServices(config, log);
-  const applied = await migrate(services.db);
+  const applied = await migrate(services.pool);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const app = createApp(services);
   const handle = app.callback();

@@ -10,6 +10,7 @@ import { Meter } from '../src/services/meter.js';
 import { UsageBatch, type UsageRecord } from '../src/domain/usage.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { eventually } from './helpers/eventually.js';
 import { runCli, spawnServer } from './helpers/processes.js';
 
 let world: TestWorld;
@@ -24,14 +25,6 @@ const usageCount = async (kid: string): Promise<number> =>
 /** An ISBN lookup by `kid`, answered now, as the server records it. */
 const isbnCall = (kid: string): UsageRecord => ({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
 
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
 
 test.serial('N calls across a graceful restart in the middle leave exactly N usage records', async (t) => {
   const { kid, auth } = await newKey(world, 'restart');

@@ -42,12 +42,12 @@ test('every route the router serves is in the document, and the document lists n
   t.deepEqual(servedRoutes().sort(), documentedRoutes().sort());
 });
 
-test('every authenticated operation documents 401, 429 and 500 with the error schema', (t) => {
+test('every authenticated operation documents 401, 429, 500 and 503 with the error schema', (t) => {
   for (const [path, operations] of Object.entries(document.paths)) {
     if (!path.startsWith('/v1')) continue;
     for (const [method, operation] of Object.entries(operations)) {
       const responses = (operation as { responses: Record<string, unknown> }).responses;
-      for (const status of ['401', '429', '500']) t.truthy(responses[status], `${method} ${path} ${status}`);
+      for (const status of ['401', '429', '500', '503']) t.truthy(responses[status], `${method} ${path} ${status}`);
     }
   }
 });

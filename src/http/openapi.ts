@@ -39,6 +39,13 @@ const commonErrors: Record<string, Json> = {
     content: { 'application/json': { schema: ref('Error') } },
   },
   '500': errorResponse('Server fault (`code` is `internal`); retry with backoff.'),
+  '503': {
+    description:
+      'A store the request needs is away or does not answer in time (`code` is `unavailable`; the message names PostgreSQL, Redis or Elasticsearch). ' +
+      'Answered within a second; retry after `Retry-After`. What does not need that store keeps working (README, Failure modes).',
+    headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+    content: { 'application/json': { schema: ref('Error') } },
+  },
 };
 
 /** What a route that reads a JSON body answers to any other body (jsonBody). */
@@ -716,7 +723,7 @@ export const openApiDocument = {
                 type: 'string',
                 description:
                   'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, request_timeout, payload_too_large, unsupported_media_type, ' +
-                  'expectation_failed, headers_too_large, rate_limited, internal.',
+                  'expectation_failed, headers_too_large, rate_limited, internal, unavailable.',
               },
               message: { type: 'string', description: 'Human-readable; safe to log; do not parse.' },
             },

@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { parseApiKey, secretMatches } from '../domain/apiKey.js';
+import { isUnavailable } from '../errors.js';
 import { findApiKey, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
 
@@ -13,10 +14,13 @@ interface KnownKey {
   /** SHA-256 of the last secret that passed scrypt, so repeat calls skip the slow hash. */
   verifiedDigest: Buffer | null;
   refreshing: Promise<void> | null;
+  /** Why the last refresh failed, while it keeps failing. */
+  failure: unknown;
 }
 
 // A key row older than this is refreshed in the background; older than MAX_AGE_MS, before answering.
-// Together they bound how long a revoked key keeps working on a running instance (under 5 s).
+// Together they bound how long a revoked key keeps working on a running instance (under 5 s), as
+// long as the instance can read PostgreSQL: while it is away, a key the instance knows keeps working.
 const REFRESH_AFTER_MS = 1_000;
 const MAX_AGE_MS = 3_000;
 
@@ -60,14 +64,18 @@ export class Authenticator {
   private async staleEntry(kid: string): Promise<KnownKey> {
     let entry = this.known.get(kid);
     if (!entry) {
-      entry = { row: null, fetchedAt: 0, verifiedDigest: null, refreshing: null };
+      entry = { row: null, fetchedAt: 0, verifiedDigest: null, refreshing: null, failure: null };
       this.known.set(kid, entry);
     }
     entry.refreshing ??= this.refresh(kid, entry);
     if (this.now() - entry.fetchedAt > MAX_AGE_MS) {
       await entry.refreshing;
-      // Fail closed: without a fresh row we cannot know the key was not revoked.
-      if (this.now() - entry.fetchedAt > MAX_AGE_MS) throw new Error('API key store unreachable');
+      // Without a fresh row, fail closed, unless PostgreSQL is away and the key was known before: no
+      // revocation can be made meanwhile that this instance could have read.
+      if (this.now() - entry.fetchedAt > MAX_AGE_MS && !(isUnavailable(entry.failure) && entry.row)) {
+        if (!entry.row) this.known.delete(kid);
+        throw isUnavailable(entry.failure) ? entry.failure : new Error('API key store unreachable', { cause: entry.failure });
+      }
     }
     // Unknown kids are not kept: a flood of made-up kids must not grow this map.
     if (!entry.row) this.known.delete(kid);
@@ -81,8 +89,10 @@ export class Authenticator {
       if (row?.secretHash !== entry.row?.secretHash) entry.verifiedDigest = null;
       entry.row = row;
       entry.fetchedAt = this.now();
-    } catch {
-      // PostgreSQL unreachable: keep the old row until MAX_AGE_MS, then refuse.
+      entry.failure = null;
+    } catch (error) {
+      // Kept for `staleEntry` to decide: the old row stays until MAX_AGE_MS, and past it while PostgreSQL is away.
+      entry.failure = error;
     } finally {
       entry.refreshing = null;
     }

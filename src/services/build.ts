@@ -1,9 +1,9 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { createElastic, indexAliases } from '../stores/elasticsearch/client.js';
+import { createRequestPathElastic, indexAliases } from '../stores/elasticsearch/client.js';
 import { PointReads } from '../stores/postgres/pointReads.js';
-import { createPool } from '../stores/postgres/pool.js';
-import { connectRedis } from '../stores/redis/client.js';
+import { createRequestPathPool } from '../stores/postgres/pool.js';
+import { connectRedis, redisGuard } from '../stores/redis/client.js';
 import { RateLimiter } from '../stores/redis/rateLimiter.js';
 import { ResponseCache } from '../stores/redis/responseCache.js';
 import { Authenticator } from './authenticator.js';
@@ -14,22 +14,25 @@ import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const db = createPool(config.databaseUrl, 20);
+  const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, log);
   const redis = await connectRedis(config.redisUrl);
-  const cache = new ResponseCache(redis, config.redisPrefix);
+  const redisOnRequestPath = redisGuard(log);
+  const cache = new ResponseCache(redis, config.redisPrefix, redisOnRequestPath);
   return {
     config,
     log,
+    pool,
     db,
     reads: new PointReads(db),
     redis,
-    elastic: createElastic(config.elasticsearchUrl),
+    elastic: createRequestPathElastic(config.elasticsearchUrl, log),
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
-    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS),
+    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, redisOnRequestPath),
     pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
-    meter: config.meteringEnabled ? new Meter(db, log, config.meteringBufferMax) : null,
+    // Usage writes wait as long as they need: a write given up on might still commit, and be written twice.
+    meter: config.meteringEnabled ? new Meter(pool, log, config.meteringBufferMax) : null,
   };
 }
 
@@ -38,5 +41,5 @@ export async function closeServices(services: Services): Promise<void> {
   await services.meter?.close();
   await services.redis.quit().catch(() => undefined);
   await services.elastic.close();
-  await services.db.end();
+  await services.pool.end();
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Pool } from '../stores/postgres/pool.js';
+import type { Pool, Queryable } from '../stores/postgres/pool.js';
 import type { PointReads } from '../stores/postgres/pointReads.js';
 import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
 import type { Redis } from '../stores/redis/client.js';
@@ -14,7 +14,10 @@ import type { ShortCache } from './shortCache.js';
 export interface Services {
   config: Config;
   log: Logger;
-  db: Pool;
+  /** PostgreSQL as requests use it: bounded waits, a 503 while it is away (createRequestPathPool). */
+  db: Queryable;
+  /** The pool itself, for migrations, usage writes and shutdown. */
+  pool: Pool;
   /** The point lookups of the catalogue, batched per turn of the event loop. */
   reads: PointReads;
   redis: Redis;

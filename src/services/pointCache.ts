@@ -1,3 +1,4 @@
+import { isUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CacheLookup, ResponseCache } from '../stores/redis/responseCache.js';
 import { isMerged, type Merged, type Resolved } from './lookups.js';
@@ -21,7 +22,8 @@ export class PointCache {
   /** The cached body, or the moment of the miss to hand to `store`; null when Redis could not answer. */
   lookup(key: string, requestId: string): Promise<CacheLookup | null> {
     return this.cache.lookup(key).catch((error: unknown) => {
-      this.log.warn({ err: error, requestId }, 'cache read failed');
+      // An outage is the guard's to log, once per interval; anything else is worth a line.
+      if (!isUnavailable(error)) this.log.warn({ err: error, requestId }, 'cache read failed');
       return null;
     });
   }
@@ -44,7 +46,7 @@ export class PointCache {
   /** Stores a found record's body under the entities it shows; never waited for, never fails the request. */
   private store(key: string, body: string, shows: readonly string[], missAt: number, requestId: string): void {
     this.cache.store(key, body, this.ttlS, shows, missAt).catch((error: unknown) => {
-      this.log.warn({ err: error, requestId }, 'cache write failed');
+      if (!isUnavailable(error)) this.log.warn({ err: error, requestId }, 'cache write failed');
     });
   }
 }

@@ -1,3 +1,4 @@
+import { isUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ResponseCache } from '../stores/redis/responseCache.js';
 
@@ -15,13 +16,15 @@ export class ShortCache {
 
   async through<T>(key: string, compute: () => Promise<{ value: T; cacheable: boolean }>): Promise<T> {
     const cached = await this.cache.get(key).catch((error: unknown) => {
-      this.log.warn({ err: error }, 'short cache read failed');
+      if (!isUnavailable(error)) this.log.warn({ err: error }, 'short cache read failed');
       return null;
     });
     if (cached !== null) return JSON.parse(cached) as T;
     const { value, cacheable } = await compute();
     if (cacheable && this.ttlS > 0) {
-      this.cache.set(key, JSON.stringify(value), this.ttlS).catch((error: unknown) => this.log.warn({ err: error }, 'short cache write failed'));
+      this.cache.set(key, JSON.stringify(value), this.ttlS).catch((error: unknown) => {
+        if (!isUnavailable(error)) this.log.warn({ err: error }, 'short cache write failed');
+      });
     }
     return value;
   }

@@ -26,7 +26,11 @@ export const spendRequest = (ctx: AppContext, limiter: RateLimiter, log: Logger)
 export const spendItems = (ctx: AppContext, limiter: RateLimiter, log: Logger, count: number): Promise<void> =>
   spend(ctx, limiter, log, () => limiter.takeWhole(ctx.state.kid!, count), (decision) => batchRefused(count, decision, limiter.windowS));
 
-/** Takes a decision and says it in RateLimit-* headers, or refuses. Redis trouble lets the request through (logged): an outage of the limiter should not become an outage of the API. */
+/**
+ * Takes a decision and says it in RateLimit-* headers, or refuses. While Redis is away the limiter
+ * counts in memory (RateLimiter); a fault of the limiter otherwise lets the request through (logged):
+ * it should not become an outage of the API.
+ */
 async function spend(ctx: AppContext, limiter: RateLimiter, log: Logger, take: () => Promise<RateDecision>, refusal: (decision: RateDecision) => ApiError): Promise<void> {
   let decision;
   try {

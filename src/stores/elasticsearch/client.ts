@@ -1,10 +1,50 @@
-import { Client } from '@elastic/elasticsearch';
+import {
+  Client,
+  errors,
+  SniffingTransport,
+  type TransportRequestOptions,
+  type TransportRequestOptionsWithMeta,
+  type TransportRequestOptionsWithOutMeta,
+  type TransportRequestParams,
+  type TransportResult,
+} from '@elastic/elasticsearch';
+import type { Logger } from '../../log.js';
+import { StoreGuard } from '../guard.js';
 
 export type Elastic = Client;
+
+// How long a request may wait for Elasticsearch (search and match answer in tens of milliseconds).
+const REQUEST_PATH_WAIT_MS = 500;
 
 /** `url` names one node, or several comma-separated: the client spreads requests over them and skips a node that is down. */
 export function createElastic(url: string): Elastic {
   return new Client({ nodes: url.split(','), requestTimeout: 30_000, maxRetries: 2 });
+}
+
+/**
+ * The API's client: every request to Elasticsearch goes through one guard (see StoreGuard), so an
+ * unreachable or stalled cluster is a prompt 503 naming it, not a 500 after the client's retries.
+ * A node that refuses connections is still skipped for another (a retry on a timeout is not: the
+ * wait is spent). Without it, the client's retries and their pauses took 4 to 5 s to give up.
+ */
+export function createRequestPathElastic(url: string, log: Logger): Elastic {
+  const guard = new StoreGuard('Elasticsearch', log, REQUEST_PATH_WAIT_MS, isElasticOutage);
+  class GuardedTransport extends SniffingTransport {
+    override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithOutMeta): Promise<TResponse>;
+    override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
+    override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptions): Promise<TResponse>;
+    override request(params: TransportRequestParams, options?: TransportRequestOptions): Promise<unknown> {
+      // The next node at once, without the client's growing pauses between rounds: the wait is the guard's.
+      return guard.run(() => super.request(params, { ...options, retryBackoff: () => 0 }));
+    }
+  }
+  return new Client({ nodes: url.split(','), requestTimeout: REQUEST_PATH_WAIT_MS, maxRetries: 2, Transport: GuardedTransport });
+}
+
+/** Errors that say the cluster is away or overloaded, not that a request was wrong. */
+function isElasticOutage(error: unknown): boolean {
+  if (error instanceof errors.ResponseError) return error.statusCode === 502 || error.statusCode === 503 || error.statusCode === 504;
+  return error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError;
 }
 
 /** The aliases clients query; each points at one versioned physical index (see loader/index). */

@@ -1,19 +1,50 @@
 import pg from 'pg';
+import type { Logger } from '../../log.js';
+import { StoreGuard } from '../guard.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
-/** Anything that runs a query: the pool, or a client inside a transaction. */
-export type Queryable = Pick<pg.Pool, 'query'>;
+/** Anything that runs a query: the pool, a client inside a transaction, or the request path's guarded pool. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(textOrConfig: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+// How long a request may wait for PostgreSQL: a connection, a free pooled client, a query.
+const REQUEST_PATH_WAIT_MS = 500;
+// What the request path gave up on is abandoned after these too: a connection not made, a statement.
+const CONNECT_TIMEOUT_MS = 3_000;
+const STATEMENT_TIMEOUT_MS = 5_000;
 
 // BIGINT and NUMERIC arrive as strings by default; ours fit comfortably in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 
-export function createPool(connectionString: string, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+export function createPool(connectionString: string, max = 10, options: pg.PoolConfig = {}): Pool {
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, ...options });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * The API's pool, and its queries as the request path makes them: each waits at most
+ * REQUEST_PATH_WAIT_MS, and PostgreSQL being away is a 503 naming it (see StoreGuard).
+ */
+export function createRequestPathPool(connectionString: string, max: number, log: Logger): { pool: Pool; queries: Queryable } {
+  const pool = createPool(connectionString, max, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
+  const guard = new StoreGuard('PostgreSQL', log, REQUEST_PATH_WAIT_MS, isPostgresOutage);
+  return { pool, queries: { query: (textOrConfig, values) => guard.run(() => pool.query(textOrConfig, values)) } };
+}
+
+// SQLSTATE classes of a server that cannot take the query now: connection exception (08),
+// insufficient resources (53), operator intervention (57: shutting down, starting up, cancelled).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
+
+/** A server that is away or refusing, not a query that is wrong. The driver's own errors (refused, reset, timed out) carry no SQLSTATE. */
+function isPostgresOutage(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE_SQLSTATE.test(code);
+  return error instanceof Error && (typeof code === 'string' || /connect|terminated|timeout|closed/i.test(error.message));
 }
 
 /** Runs `work` in one transaction: committed if it resolves, rolled back if it throws. */

@@ -1,14 +1,30 @@
 import { createHash } from 'node:crypto';
-import { createClient } from 'redis';
+import { createClient, ErrorReply } from 'redis';
+import type { Logger } from '../../log.js';
+import { StoreGuard } from '../guard.js';
 
 export type Redis = ReturnType<typeof createClient>;
+
+// How long a request may wait for Redis (a command takes well under a millisecond).
+const REQUEST_PATH_WAIT_MS = 250;
+
+/**
+ * The request path's guard of Redis (see StoreGuard): a stalled or unreachable Redis costs a
+ * request at most this wait, then the cache reads as a miss and the rate limit counts in memory.
+ */
+export const redisGuard = (log: Logger): StoreGuard => new StoreGuard('Redis', log, REQUEST_PATH_WAIT_MS, isRedisOutage);
+
+/** Every failure but an error Redis itself answered (a script's bug) means Redis is away; busy or loading is away too. */
+function isRedisOutage(error: unknown): boolean {
+  return !(error instanceof ErrorReply) || /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN)\b/.test(error.message);
+}
 
 export async function connectRedis(url: string): Promise<Redis> {
   const client = createClient({
     url,
     // Fail fast while Redis is away instead of queueing commands without bound.
     disableOfflineQueue: true,
-    socket: { reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2_000) },
+    socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000) },
   });
   // Errors also surface on the command that hit them; the event only has to be consumed.
   client.on('error', () => undefined);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { luaScript, runScript, type Redis } from './client.js';
+import { isUnavailable } from '../../errors.js';
+import { UNGUARDED, type Guard } from '../guard.js';
 import { perTurn, type Group } from '../perTurn.js';
+import { luaScript, runScript, type Redis } from './client.js';
 
 export interface RateDecision {
   allowed: boolean;
@@ -57,14 +59,24 @@ end
 return {before, admitted, reset}
 `);
 
+type Mode = 'each' | 'whole';
+/** What the window held before, how many of the requests it admitted, and the ms until the wait is over. */
+type Admission = [before: number, admitted: number, resetMs: number];
+
 /**
  * The per-key request budget. Requests of one key that arrive in the same turn of the event loop
  * share one round trip to Redis: a client that sends many requests at once costs one script call
  * per turn, not one per request, and each request still gets its own exact decision.
+ *
+ * While Redis is away (the guard says so, within its bounded wait), each instance counts on its own
+ * with the same sliding window in memory: a key gets its budget from every instance, not an
+ * unlimited one. Counting returns to Redis when Redis does, which has not seen the calls counted
+ * meanwhile.
  */
 export class RateLimiter {
   private sequence = 0;
   private readonly instance = randomBytes(6).toString('hex');
+  private readonly local: LocalWindows;
   readonly take: (kid: string) => Promise<RateDecision>;
 
   constructor(
@@ -72,7 +84,9 @@ export class RateLimiter {
     private readonly prefix: string,
     readonly limit: number,
     readonly windowS: number,
+    private readonly guard: Guard = UNGUARDED,
   ) {
+    this.local = new LocalWindows(limit, windowS * 1000);
     this.take = perTurn((groups: Group<string>[]) => Promise.all(groups.map((group) => this.decide(group.key, group.count))));
   }
 
@@ -86,15 +100,16 @@ export class RateLimiter {
     return { allowed: admitted === count, limit: this.limit, remaining: Math.max(0, this.limit - before - admitted), resetMs: Math.max(0, resetMs) };
   }
 
-  private async run(kid: string, count: number, mode: 'each' | 'whole'): Promise<[number, number, number]> {
+  private async run(kid: string, count: number, mode: Mode): Promise<Admission> {
     // Both keys carry the kid as a hash tag, so a Redis Cluster keeps them on one node for the script.
-    return (await runScript(this.redis, SLIDING_WINDOW, [`${this.prefix}rate:{${kid}}:log`, `${this.prefix}rate:{${kid}}:count`], [
-      String(this.limit),
-      String(this.windowS * 1000),
-      `${this.instance}:${++this.sequence}`,
-      String(count),
-      mode,
-    ])) as [number, number, number];
+    const keys = [`${this.prefix}rate:{${kid}}:log`, `${this.prefix}rate:{${kid}}:count`];
+    const args = [String(this.limit), String(this.windowS * 1000), `${this.instance}:${++this.sequence}`, String(count), mode];
+    try {
+      return (await this.guard.run(() => runScript(this.redis, SLIDING_WINDOW, keys, args))) as Admission;
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      return this.local.admit(kid, count, mode);
+    }
   }
 
   /** Decisions for `count` requests of one key, in arrival order. */
@@ -109,5 +124,53 @@ export class RateLimiter {
         resetMs: Math.max(0, resetMs),
       };
     });
+  }
+}
+
+/**
+ * The Lua script's sliding-window log, kept in this process for the time Redis is away: per key,
+ * the admitted batches (time and size) of the last window, and their total.
+ */
+class LocalWindows {
+  private readonly logs = new Map<string, { entries: { at: number; size: number }[]; total: number }>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  admit(kid: string, wanted: number, mode: Mode): Admission {
+    const now = Date.now();
+    if (this.logs.size > 10_000) this.forgetIdle(now);
+    let log = this.logs.get(kid);
+    if (!log) this.logs.set(kid, (log = { entries: [], total: 0 }));
+    while (log.entries.length > 0 && log.entries[0]!.at <= now - this.windowMs) log.total -= log.entries.shift()!.size;
+    const before = log.total;
+    let admitted = Math.max(0, Math.min(wanted, this.limit - before));
+    if (mode === 'whole' && admitted < wanted) admitted = 0;
+    if (admitted > 0) {
+      log.entries.push({ at: now, size: admitted });
+      log.total += admitted;
+    }
+    let reset = this.windowMs;
+    if (mode === 'whole' && admitted === 0) {
+      // Oldest first: the moment the entries that leave room for the whole batch are gone.
+      let short = wanted - (this.limit - before);
+      for (const entry of log.entries) {
+        short -= entry.size;
+        if (short <= 0) {
+          reset = entry.at + this.windowMs - now;
+          break;
+        }
+      }
+    } else if (log.entries.length > 0) {
+      reset = log.entries[0]!.at + this.windowMs - now;
+    }
+    return [before, admitted, reset];
+  }
+
+  /** Drops the keys with nothing left in their window, so a long outage does not keep every key ever seen. */
+  private forgetIdle(now: number): void {
+    for (const [kid, log] of this.logs) if (log.entries.every((entry) => entry.at <= now - this.windowMs)) this.logs.delete(kid);
   }
 }

@@ -1,4 +1,5 @@
 import { luaScript, runScript, type Redis } from './client.js';
+import { UNGUARDED, type Guard } from '../guard.js';
 import { perTurn, type Group } from '../perTurn.js';
 
 /**
@@ -72,12 +73,14 @@ export class ResponseCache {
   /** Point-cache writes; those of one turn travel as one script call. */
   private readonly write: (answer: Answer) => Promise<boolean>;
 
+  /** `guard` bounds the wait of every call but `invalidate` (the loader's, which waits as long as it takes). */
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    private readonly guard: Guard = UNGUARDED,
   ) {
     this.read = perTurn(async (groups: Group<string>[]) => {
-      const [bodies, [seconds, microseconds]] = await Promise.all([this.redis.mGet(groups.map((group) => group.key)), this.redis.time()]);
+      const [bodies, [seconds, microseconds]] = await guard.run(() => Promise.all([this.redis.mGet(groups.map((group) => group.key)), this.redis.time()]));
       const missAt = Number(seconds) * 1_000_000 + Number(microseconds);
       return groups.map((group, index) => {
         const body = bodies[index];
@@ -91,7 +94,7 @@ export class ResponseCache {
         keys.push(answer.key, ...answer.entityIds.flatMap((id) => this.entityKeys(id)));
         args.push(answer.body, String(answer.ttlS), String(answer.missAt), String(answer.entityIds.length));
       }
-      const stored = (await runScript(this.redis, STORE, keys, args)) as number[];
+      const stored = (await guard.run(() => runScript(this.redis, STORE, keys, args))) as number[];
       return groups.map((group, index) => new Array<boolean>(group.count).fill(stored[index] === 1));
     });
   }
@@ -127,10 +130,10 @@ export class ResponseCache {
 
   /** Short-lived answers (search, match, changes) that no invalidation tracks: they simply expire. */
   get(name: string): Promise<string | null> {
-    return this.redis.get(this.key(name));
+    return this.guard.run(() => this.redis.get(this.key(name)));
   }
 
   async set(name: string, body: string, ttlS: number): Promise<void> {
-    await this.redis.set(this.key(name), body, { expiration: { type: 'EX', value: ttlS } });
+    await this.guard.run(() => this.redis.set(this.key(name), body, { expiration: { type: 'EX', value: ttlS } }));
   }
 }

@@ -1,0 +1,112 @@
+import { unavailable, type ApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/** The stores a request may wait for, by the name a client and an operator read. */
+export type StoreName = 'PostgreSQL' | 'Redis' | 'Elasticsearch';
+
+// After the store is found away, calls fail at once for this long; then one call at a time tries it again.
+const RETRY_AFTER_MS = 1_000;
+// Waits that run out in a row before the store counts as away: one slow answer under load is not an outage.
+const TIMEOUTS_TO_TRIP = 3;
+// An outage is logged when it starts, then at most this often (with the count of calls it failed).
+const REPORT_EVERY_MS = 10_000;
+
+/** The store took longer than the request path may wait. */
+export class StoreTimeout extends Error {
+  constructor(store: StoreName, ms: number) {
+    super(`${store} gave no answer within ${ms} ms`);
+    this.name = 'StoreTimeout';
+  }
+}
+
+/**
+ * The request path's side of one store: every call waits at most `timeoutMs`, and a call that
+ * fails because the store is away (as `isOutage` tells, or the wait ran out) becomes a 503 naming
+ * the store. The store counts as away after such an error, or after a few waits in a row ran out;
+ * then calls are refused at once, and one call a second tries it again, so the store recovers
+ * without a restart and a stalled one does not hold every request. The log says when an outage
+ * starts, how many calls it failed every ten seconds, and when it ends.
+ */
+export class StoreGuard {
+  private downSince: number | null = null;
+  private retryAt = 0;
+  private timeoutsInARow = 0;
+  private failedUnreported = 0;
+  private lastReport = -Infinity;
+
+  constructor(
+    readonly store: StoreName,
+    private readonly log: Logger,
+    private readonly timeoutMs: number,
+    private readonly isOutage: (error: unknown) => boolean,
+  ) {}
+
+  get available(): boolean {
+    return this.downSince === null;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.downSince !== null) {
+      if (Date.now() < this.retryAt) throw this.refuse();
+      // This call tries the store; the others keep being refused until it has an answer.
+      this.retryAt = Date.now() + RETRY_AFTER_MS;
+    }
+    let result: T;
+    try {
+      result = await within(work(), this.timeoutMs, () => new StoreTimeout(this.store, this.timeoutMs));
+    } catch (error) {
+      const timedOut = error instanceof StoreTimeout;
+      if (!timedOut && !this.isOutage(error)) throw error;
+      this.timeoutsInARow = timedOut ? this.timeoutsInARow + 1 : 0;
+      if (!timedOut || this.timeoutsInARow >= TIMEOUTS_TO_TRIP || this.downSince !== null) this.wentDown(error);
+      throw this.refuse();
+    }
+    this.timeoutsInARow = 0;
+    if (this.downSince !== null) {
+      this.log.info({ store: this.store, downMs: Date.now() - this.downSince, failed: this.failedUnreported }, `${this.store} available again`);
+      this.downSince = null;
+      this.failedUnreported = 0;
+    }
+    return result;
+  }
+
+  private wentDown(error: unknown): void {
+    const now = Date.now();
+    this.retryAt = now + RETRY_AFTER_MS;
+    // The message only: a stack per failed call is what an outage must not fill the log with.
+    const reason = error instanceof Error ? error.message : String(error);
+    if (this.downSince === null) {
+      this.downSince = now;
+      this.lastReport = now;
+      this.log.error({ store: this.store, err: reason }, `${this.store} unavailable`);
+    }
+  }
+
+  private refuse(): ApiError {
+    this.failedUnreported += 1;
+    const now = Date.now();
+    if (this.downSince !== null && now - this.lastReport >= REPORT_EVERY_MS) {
+      this.log.error({ store: this.store, downMs: now - (this.downSince ?? now), failed: this.failedUnreported }, `${this.store} still unavailable`);
+      this.failedUnreported = 0;
+      this.lastReport = now;
+    }
+    return unavailable(this.store, Math.max(1, Math.ceil((this.retryAt - now) / 1000)));
+  }
+}
+
+/** What a store's client needs of a guard; UNGUARDED for the commands and tools, which may wait as long as it takes. */
+export type Guard = Pick<StoreGuard, 'run'>;
+export const UNGUARDED: Guard = { run: (work) => work() };
+
+/**
+ * `promise`, or the error `timedOut` makes once `ms` have passed. An event loop busy for longer
+ * than `ms` runs expired timers before it reads the answers waiting on its sockets, so the deadline
+ * is only given once those have been read (setImmediate runs after them).
+ */
+function within<T>(promise: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => setImmediate(() => reject(timedOut())), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

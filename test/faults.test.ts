@@ -1,0 +1,248 @@
+import { Writable } from 'node:stream';
+import test, { type ExecutionContext } from 'ava';
+import { pino } from 'pino';
+import type { Config } from '../src/config.js';
+import { reindex } from '../src/loader/index/reindex.js';
+import { loggerOptions } from '../src/log.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
+import { createWorld, newKey, type TestWorld } from './helpers/env.js';
+import { eventually } from './helpers/eventually.js';
+import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
+import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
+
+/**
+ * Each store taken away for real, with a server in this process: its own redis-server (stopped and
+ * paused), its own PostgreSQL cluster (stopped), and a proxy in front of the shared Elasticsearch
+ * (closed and stalled). For each: what keeps working, what answers 503 within a second, and that
+ * it recovers without a restart.
+ */
+
+let redis: RedisProcess;
+let postgres: PostgresCluster;
+let elastic: TcpProxy;
+let world: TestWorld;
+let deps: TestLoaderDeps;
+let api: Api;
+let books: { id: string; isbn_13: string }[];
+
+interface LogLine {
+  level: number;
+  msg: string;
+  store?: string;
+}
+
+interface Api {
+  server: RunningServer;
+  log: LogLine[];
+  auth: { Authorization: string };
+  kid: string;
+  call(path: string, init?: RequestInit): Promise<Answer>;
+}
+
+interface Answer {
+  status: number;
+  ms: number;
+  headers: Headers;
+  body: { error?: { code: string; message: string } } & Record<string, unknown>;
+}
+
+async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
+  const log: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) log.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  const server = await startServer({ ...world.config, rateLimitMax: 100_000, ...overrides }, pino(loggerOptions('info'), sink));
+  const { kid, auth } = await newKey(world);
+  return {
+    server,
+    log,
+    auth,
+    kid,
+    async call(path, init = {}) {
+      const started = performance.now();
+      const response = await fetch(`${server.url}${path}`, { ...init, headers: { ...auth, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } });
+      const text = await response.text();
+      return { status: response.status, ms: performance.now() - started, headers: response.headers, body: text ? JSON.parse(text) : {} };
+    },
+  };
+}
+
+test.before(async () => {
+  [redis, postgres, elastic] = await Promise.all([RedisProcess.start(), PostgresCluster.create(), TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200')]);
+  world = await createWorld({ DATABASE_URL: postgres.url('bookmeta_faults'), REDIS_URL: redis.url, ELASTICSEARCH_URL: elastic.url });
+  deps = loaderDeps(world);
+  await loadSampleCatalogue(world);
+  await reindex(deps, 'all', { progress: false });
+  books = await liveBooks(world.db, 40, { withIsbn: true });
+  api = await startApi();
+});
+
+test.after.always(async () => {
+  await api?.server.stop();
+  await elastic?.open();
+  await deps?.close();
+  await world?.destroy().catch(() => undefined);
+  await Promise.all([redis?.stop(), postgres?.destroy(), elastic?.close()]);
+});
+
+
+/** A 503 in the contract's shape naming the store, with Retry-After, answered within a second. */
+function assertUnavailable(t: ExecutionContext, answer: Answer, store: string, what: string): void {
+  t.is(answer.status, 503, `${what}: ${JSON.stringify(answer.body)}`);
+  t.is(answer.body.error?.code, 'unavailable', what);
+  t.regex(answer.body.error?.message ?? '', new RegExp(`^${store} is unavailable`), what);
+  t.true(Number(answer.headers.get('Retry-After')) >= 1, what);
+  t.true(answer.ms < 1_000, `${what} took ${Math.round(answer.ms)} ms`);
+}
+
+/** The store's lines since `from`, and every warning or error: an outage must be said once, not per request. */
+function outageLines(from: number, store: string): LogLine[] {
+  return api.log.slice(from).filter((line) => line.store === store || line.level >= 40);
+}
+
+const fresh = (() => {
+  let n = 0;
+  return () => `q${++n}x${Date.now()}`;
+})();
+
+test.serial('Elasticsearch unreachable: search, match and recommendations answer 503 naming it; lookups and changes keep working; it comes back without a restart', async (t) => {
+  const from = api.log.length;
+  await elastic.close();
+  const needsSearch: [string, RequestInit?][] = [
+    [`/v1/books/search?q=${fresh()}`],
+    [`/v1/authors/search?q=${fresh()}`],
+    ['/v1/match', { method: 'POST', body: JSON.stringify({ title: fresh() }) }],
+    [`/v1/books/${books[0]!.id}/recommendations`],
+  ];
+  for (let round = 0; round < 5; round++) {
+    for (const [path, init] of needsSearch) assertUnavailable(t, await api.call(round === 0 ? path : path.replace(/q\d+x\d+/, fresh()), init), 'Elasticsearch', path);
+  }
+  const lookup = await api.call(`/v1/isbn/${books[1]!.isbn_13}`);
+  t.is(lookup.status, 200);
+  t.is((await api.call(`/v1/books/${books[2]!.id}`)).status, 200);
+  t.is((await api.call('/v1/changes?since=0&limit=5')).status, 200);
+  t.deepEqual(outageLines(from, 'Elasticsearch').map((line) => line.msg), ['Elasticsearch unavailable']);
+
+  await elastic.open();
+  t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${fresh()}`)).status === 200, 5_000));
+  t.is((await api.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: 'The Hunger Games' }) })).status, 200);
+  t.deepEqual(outageLines(from, 'Elasticsearch').map((line) => line.msg), ['Elasticsearch unavailable', 'Elasticsearch available again']);
+});
+
+test.serial('Elasticsearch stalled: a search waits at most its bound, then 503; while it stays stalled, searches are refused at once', async (t) => {
+  elastic.stall();
+  try {
+    for (let i = 0; i < 10; i++) assertUnavailable(t, await api.call(`/v1/books/search?q=${fresh()}`), 'Elasticsearch', 'search while stalled');
+    // Once the guard tries the node again, the try waits out its bound on the hung connection.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const retried = await api.call(`/v1/books/search?q=${fresh()}`);
+    assertUnavailable(t, retried, 'Elasticsearch', 'search that tries the node again');
+    t.true(retried.ms >= 400, `the retry waited ${Math.round(retried.ms)} ms`);
+    t.is((await api.call(`/v1/isbn/${books[3]!.isbn_13}`)).status, 200);
+  } finally {
+    await elastic.open();
+  }
+  t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${fresh()}`)).status === 200, 5_000));
+});
+
+test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL; the cache serves again on SIGCONT', async (t) => {
+  const path = `/v1/isbn/${books[4]!.isbn_13}`;
+  await api.call(path);
+  t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
+  const from = api.log.length;
+  redis.pause();
+  try {
+    for (let i = 0; i < 10; i++) {
+      const answer = await api.call(i % 2 === 0 ? path : `/v1/books/${books[5 + i]!.id}`);
+      t.is(answer.status, 200);
+      t.is(answer.headers.get('X-Cache'), 'MISS');
+      t.true(answer.ms < 1_000, `${Math.round(answer.ms)} ms`);
+    }
+    const searched = await api.call(`/v1/books/search?q=${fresh()}`);
+    t.is(searched.status, 200, 'search without its short cache');
+    t.true(searched.ms < 1_000);
+  } finally {
+    redis.resume();
+  }
+  t.true(await eventually(async () => (await api.call(path)).headers.get('X-Cache') === 'HIT', 5_000));
+  t.deepEqual(outageLines(from, 'Redis').map((line) => line.msg), ['Redis unavailable', 'Redis available again']);
+});
+
+test.serial('Redis down: the rate limit holds per instance in memory, for requests and whole batches, and returns to Redis with it', async (t) => {
+  const limited = await startApi({ rateLimitMax: 5 });
+  try {
+    await redis.stop();
+    const isbn = (i: number) => `/v1/isbn/${books[20 + i]!.isbn_13}`;
+    for (let i = 0; i < 2; i++) {
+      const answer = await limited.call(isbn(i));
+      t.is(answer.status, 200);
+      t.is(answer.headers.get('RateLimit-Remaining'), String(4 - i));
+    }
+    const batch = (isbns: string[]) => limited.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: isbns.map((isbn) => ({ isbn })) }) });
+    // Three left: a batch of four is refused whole, one of three is admitted whole.
+    const refused = await batch([0, 1, 2, 3].map((i) => books[24 + i]!.isbn_13));
+    t.is(refused.status, 429);
+    t.is(refused.body.error?.code, 'rate_limited');
+    const admitted = await batch([0, 1, 2].map((i) => books[24 + i]!.isbn_13));
+    t.is(admitted.status, 200);
+    t.is(admitted.headers.get('RateLimit-Remaining'), '0');
+    const over = await limited.call(isbn(3));
+    t.is(over.status, 429);
+    t.true(Number(over.headers.get('Retry-After')) >= 1);
+    t.true(over.ms < 1_000);
+
+    await redis.start();
+    // Redis has its own count, which did not see the calls counted in memory: a fresh budget.
+    t.true(await eventually(async () => (await limited.call(isbn(4))).headers.get('RateLimit-Remaining') === '4', 5_000));
+  } finally {
+    await redis.start();
+    await limited.server.stop();
+  }
+});
+
+test.serial('PostgreSQL stopped: cached lookups and known keys keep working, the rest answers 503 naming it, usage waits; all recover without a restart', async (t) => {
+  const cached = `/v1/isbn/${books[30]!.isbn_13}`;
+  await api.call(cached);
+  t.is((await api.call(cached)).headers.get('X-Cache'), 'HIT');
+  const stranger = await newKey(world, 'never-seen');
+  const usageBefore = Number((await world.db.query('select count(*) as n from usage where kid = $1', [api.kid])).rows[0]!.n);
+  const from = api.log.length;
+  let calls = 0;
+  const call = (path: string) => {
+    calls += 1;
+    return api.call(path);
+  };
+
+  await postgres.stop();
+  try {
+    t.is((await call(cached)).status, 200);
+    assertUnavailable(t, await call(`/v1/books/${books[31]!.id}`), 'PostgreSQL', 'uncached lookup');
+    assertUnavailable(t, await call('/v1/changes?since=0'), 'PostgreSQL', 'change feed');
+    const unknownKey = await fetch(`${api.server.url}${cached}`, { headers: stranger.auth });
+    t.is(unknownKey.status, 503, 'a key never seen cannot be checked');
+    // Past the age after which a key's row must be read again: a known key still works.
+    await new Promise((resolve) => setTimeout(resolve, 3_200));
+    const later = await call(cached);
+    t.is(later.status, 200);
+    t.is(later.headers.get('X-Cache'), 'HIT');
+    const health = await fetch(`${api.server.url}/health`);
+    t.is(health.status, 503);
+  } finally {
+    await postgres.start();
+  }
+  t.true(await eventually(async () => (await call(`/v1/books/${books[31]!.id}`)).status === 200, 5_000));
+  t.is((await fetch(`${api.server.url}${cached}`, { headers: stranger.auth })).status, 200);
+  // Usage recorded while PostgreSQL was away is written once it is back.
+  t.true(await eventually(async () => Number((await world.db.query('select count(*) as n from usage where kid = $1', [api.kid])).rows[0]!.n) >= usageBefore + calls, 10_000));
+  // The guard's two lines, and the meter's, once per retry of its write (not per call).
+  const lines = outageLines(from, 'PostgreSQL').map((line) => line.msg);
+  t.deepEqual(
+    lines.filter((msg) => msg !== 'usage write failed; records kept for retry'),
+    ['PostgreSQL unavailable', 'PostgreSQL available again'],
+  );
+  t.true(lines.length <= 2 + 6, lines.join('; '));
+});

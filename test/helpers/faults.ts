@@ -1,0 +1,203 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { runProcess } from './processes.js';
+
+/**
+ * Stores a fault test may stop, pause and start again: its own redis-server, its own PostgreSQL
+ * cluster, and a TCP proxy in front of the shared Elasticsearch node. Never the shared services.
+ */
+
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const accepts = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+
+/** A redis-server of the test's own, without persistence, that can be stopped, paused and started again on its port. */
+export class RedisProcess {
+  private child: ChildProcess | null = null;
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisProcess> {
+    const redis = new RedisProcess(await freePort());
+    await redis.start();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts it, unless it runs. */
+  async start(): Promise<void> {
+    if (this.child) return;
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await until(() => accepts(this.port), 'redis-server');
+  }
+
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    this.child = null;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** The binaries of the newest PostgreSQL installed. */
+function postgresBin(name: string): string {
+  const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+  return join('/usr/lib/postgresql', versions[0]!, 'bin', name);
+}
+
+/**
+ * A throwaway PostgreSQL cluster (initdb) on its own port and directory, run as the `postgres` user
+ * when the test runs as root (PostgreSQL refuses root). Trust authentication, no fsync.
+ */
+export class PostgresCluster {
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  static async create(): Promise<PostgresCluster> {
+    const dir = await mkdtemp(join(tmpdir(), 'bookmeta-pg-'));
+    const cluster = new PostgresCluster(await freePort(), dir);
+    if (process.getuid?.() === 0) await chown(dir, Number((await runProcess('id', ['-u', 'postgres'])).stdout), Number((await runProcess('id', ['-g', 'postgres'])).stdout));
+    await cluster.run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    await cluster.start();
+    return cluster;
+  }
+
+  /** The URL of a database in this cluster. */
+  url(database: string): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  async start(): Promise<void> {
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+    await this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-o', options, '-l', join(this.dir, 'log'), '-w', 'start']);
+  }
+
+  async stop(): Promise<void> {
+    await this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']);
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop().catch(() => undefined);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private async run(binary: string, args: string[]): Promise<void> {
+    const [command, commandArgs] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', postgresBin(binary), ...args]] : [postgresBin(binary), args];
+    const result = await runProcess(command, commandArgs);
+    if (result.code !== 0) throw new Error(`${binary} ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  }
+}
+
+/**
+ * A TCP proxy to an upstream address that can be closed (connections refused), made to stall
+ * (connections accepted and never answered) and opened again on the same port.
+ */
+export class TcpProxy {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  private stalled = false;
+
+  private constructor(
+    readonly port: number,
+    private readonly upstream: { host: string; port: number },
+  ) {}
+
+  static async start(upstreamUrl: string): Promise<TcpProxy> {
+    const url = new URL(upstreamUrl);
+    const proxy = new TcpProxy(await freePort(), { host: url.hostname, port: Number(url.port) });
+    await proxy.open();
+    return proxy;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async open(): Promise<void> {
+    this.dropConnections();
+    this.stalled = false;
+    if (this.server) return;
+    const server = createServer((client) => this.accept(client));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.server = server;
+  }
+
+  /** Every connection is refused. */
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    this.dropConnections();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+
+  /** Connections are accepted and held without an answer, as a node that hangs does. */
+  stall(): void {
+    this.dropConnections();
+    this.stalled = true;
+  }
+
+  private accept(client: Socket): void {
+    this.sockets.add(client);
+    client.on('close', () => this.sockets.delete(client));
+    client.on('error', () => client.destroy());
+    if (this.stalled) return;
+    const upstream = createConnection(this.upstream);
+    this.sockets.add(upstream);
+    upstream.on('close', () => {
+      this.sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on('error', () => upstream.destroy());
+    client.on('close', () => upstream.destroy());
+    client.pipe(upstream).pipe(client);
+  }
+
+  private dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+}
