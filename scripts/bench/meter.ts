@@ -1,7 +1,9 @@
 // CPU per metered call, in isolation: a loop that makes a request's worth of short-lived garbage
 // and records a usage call, against the same loop without the meter, in alternating rounds. The
 // meter writes to a scratch database; PostgreSQL's CPU is read from /proc.
-// Run: node --import tsx scripts/bench/meter.ts [--calls 400000] [--rounds 3]
+// With --flush-every N, the meter writes every N calls, as a quiet server's timer makes it write
+// a few calls at a time: the figure times N is then the cost of one such write.
+// Run: node --import tsx scripts/bench/meter.ts [--calls 400000] [--rounds 3] [--flush-every N]
 import { readFileSync, readdirSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -10,8 +12,11 @@ import { Meter } from '../../src/services/meter.js';
 import { benchDatabase } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '400000' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '400000' }, rounds: { type: 'string', default: '3' }, 'flush-every': { type: 'string', default: '0' } },
+});
 const calls = Number(values.calls);
+const flushEvery = Number(values['flush-every']);
 const CLOCK_TICK_US = 10_000; // /proc counts CPU time in 1/100 s
 
 /** CPU ticks used so far by every PostgreSQL process. */
@@ -43,6 +48,7 @@ async function round(metered: boolean): Promise<{ node: number; postgres: number
     garbage.push({ path: `/v1/isbn/${i}`, headers: [i, i + 1], state: { i } });
     if (garbage.length > 200) garbage = [];
     if (metered) meter.record({ kid: 'k3j4h5g6f7d8', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: performance.timeOrigin + started, latencyMs: performance.now() - started });
+    if (metered && flushEvery > 0 && i % flushEvery === flushEvery - 1) await meter.flush();
     if (i % 16 === 0) await nextTurn(); // lets the meter's writes go on, as between requests
   }
   await meter.flush();
@@ -67,4 +73,6 @@ try {
 const median = (values: number[]) => percentile(values, 50).toFixed(2);
 console.log(`loop without the meter:  ${median(bare)} µs a call`);
 console.log(`loop with the meter:     ${median(node)} µs a call, PostgreSQL ${median(postgres)} µs a call`);
-console.log(`metering: the API ${(percentile(node, 50) - percentile(bare, 50)).toFixed(2)} µs a call, PostgreSQL ${median(postgres)} µs a call`);
+const apiCost = percentile(node, 50) - percentile(bare, 50);
+console.log(`metering: the API ${apiCost.toFixed(2)} µs a call, PostgreSQL ${median(postgres)} µs a call`);
+if (flushEvery > 0) console.log(`a write of ${flushEvery} calls: ${((apiCost + percentile(postgres, 50)) * flushEvery).toFixed(0)} µs of CPU, the API and PostgreSQL together`);
