@@ -1,3 +1,18 @@
+import { z } from 'zod/v4';
+
+/** The contract's error object: a machine-readable code and a message for people. */
+export const errorObject = z.object({
+  code: z.string().meta({
+    description:
+      'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, request_timeout, payload_too_large, unsupported_media_type, ' +
+      'expectation_failed, headers_too_large, rate_limited, internal, unavailable.',
+  }),
+  message: z.string().meta({ description: 'Human-readable; safe to log; do not parse.' }),
+});
+
+/** Every error body: `{"error": {"code", "message"}}`. */
+export const errorBody = z.object({ error: errorObject }).meta({ id: 'Error' });
+
 /** An error the client caused or should know about, in the contract's shape: status, code, message. */
 export class ApiError extends Error {
   constructor(
@@ -10,7 +25,7 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
-  toJSON(): { error: { code: string; message: string } } {
+  toJSON(): z.output<typeof errorBody> {
     return { error: { code: this.code, message: this.message } };
   }
 }
@@ -37,5 +52,22 @@ export const isUnavailable = (error: unknown): boolean => error instanceof ApiEr
 
 /** What the client sees of any fault that is not an ApiError; the details go to the log only. */
 export const internalError = (): ApiError => new ApiError(500, 'internal', 'internal server error; retry with backoff');
+
+/** Where an issue is, as a client writes it: `isbns[3]`, `since`. */
+const issuePath = (path: readonly PropertyKey[]): string => path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index > 0 ? '.' : ''}${String(key)}`)).join('');
+
+/**
+ * `input` as `schema` reads it, or the 400 of its first problem. Schemas word their messages as
+ * the API says them, naming the field; a problem inside one (an item of a list: "must be a
+ * string") gets its place prefixed, `isbns[3] must be a string`.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const { issues } = parsed.error;
+  // An unknown field usually explains the missing one beside it (a misspelt name): it is said first.
+  const { path, message } = issues.find((issue) => issue.code === 'unrecognized_keys') ?? issues[0]!;
+  throw badRequest(path.length > 1 ? `${issuePath(path)} ${message}` : message);
+}
 
 export const asApiError = (error: unknown): ApiError => (error instanceof ApiError ? error : internalError());

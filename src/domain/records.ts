@@ -1,93 +1,110 @@
-/** The JSON records the API returns (snake_case; unknown fields are null, never missing). */
+import { z } from 'zod/v4';
+import { WORK_KINDS } from './titles.js';
 
-import type { WorkKind } from './titles.js';
-
-/** A record's identifiers in other catalogues, by scheme ("openlibrary", "goodreads", "oclc", "lccn", "viaf", "wikidata", "isni"); empty when none is known. */
-export type Identifiers = Record<string, string[]>;
-
-export interface AuthorRef {
-  id: string;
-  name: string;
-}
-
-export interface BookRecord {
-  id: string;
-  work_id: string;
-  /** The kind of its work: one book, or a boxset, omnibus or companion. */
-  kind: WorkKind;
-  isbn_13: string | null;
-  isbn_10: string | null;
-  title: string;
-  subtitle: string | null;
-  series: string | null;
-  series_number: string | null;
-  authors: AuthorRef[];
-  publisher: string | null;
-  year: number | null;
-  language: string | null;
-  pages: number | null;
-  cover_url: string | null;
-  physical_format: string | null;
-  subjects: string[];
-  description: string | null;
-  ratings_count: number;
-  average_rating: number | null;
-  identifiers: Identifiers;
-  updated_at: string;
-}
-
-/** An edition as listed inside its work. */
-export interface EditionSummary {
-  id: string;
-  isbn_13: string | null;
-  title: string;
-  publisher: string | null;
-  year: number | null;
-  language: string | null;
-}
-
-export interface WorkRecord {
-  id: string;
-  kind: WorkKind;
-  title: string;
-  subtitle: string | null;
-  original_year: number | null;
-  subjects: string[];
-  description: string | null;
-  cover_url: string | null;
-  identifiers: Identifiers;
-  authors: AuthorRef[];
-  edition_count: number;
-  /** The most popular editions first, at most WORK_EDITIONS_SHOWN of them. */
-  editions: EditionSummary[];
-  updated_at: string;
-}
-
-export interface WorkSummary {
-  id: string;
-  title: string;
-  original_year: number | null;
-}
-
-export interface AuthorRecord {
-  id: string;
-  name: string;
-  alternate_names: string[];
-  work_count: number;
-  bio: string | null;
-  birth_date: string | null;
-  death_date: string | null;
-  identifiers: Identifiers;
-  /** The most popular works first, at most AUTHOR_WORKS_SHOWN of them. */
-  works: WorkSummary[];
-  updated_at: string;
-}
-
-/** An author as search results list them: the author record without its works. */
-export type AuthorSummary = Pick<AuthorRecord, 'id' | 'name' | 'alternate_names' | 'work_count' | 'bio' | 'birth_date' | 'death_date' | 'identifiers'>;
+/**
+ * The JSON records the API returns (snake_case; unknown fields are null, never missing). The
+ * schemas are the records' one description: the types below derive from them, and the OpenAPI
+ * document renders them (their `id` names the component).
+ */
 
 export const WORK_EDITIONS_SHOWN = 100;
 export const AUTHOR_WORKS_SHOWN = 100;
+
+const timestamp = z.string().meta({ format: 'date-time' });
+
+/** A record's identifiers in other catalogues, by scheme ("openlibrary", "goodreads", "oclc", "lccn", "viaf", "wikidata", "isni"); empty when none is known. */
+const identifiers = (what: string) =>
+  z.record(z.string(), z.array(z.string())).meta({
+    description: `The ${what}'s identifiers in other catalogues, by scheme: \`openlibrary\` (keys, see \`GET /v1/openlibrary/{key}\`), \`goodreads\`, \`oclc\`, \`lccn\`, \`viaf\`, \`wikidata\`, \`isni\`; only the schemes known appear, \`{}\` when none.`,
+    example: { openlibrary: ['OL24224410M'], goodreads: ['2767052'], oclc: ['181516947'] },
+  });
+
+export type Identifiers = z.output<ReturnType<typeof identifiers>>;
+
+export const workKind = z.enum(WORK_KINDS).meta({
+  id: 'WorkKind',
+  description:
+    'What the work is: `book`, one book; `boxset`, several books sold together; `omnibus`, several books in one volume; `companion`, a book about books (a guide, a screenplay, the world of a series). ' +
+    'A boxset, omnibus or companion is a work of its own: search ranks it below the books it gathers and recommendations never offer it for one of them.',
+});
+
+export const authorRef = z.object({ id: z.string(), name: z.string() }).meta({ id: 'AuthorRef' });
+
+export const bookRecord = z
+  .object({
+    id: z.string().meta({ example: 'bk_5n1x7q0c2r9a' }),
+    work_id: z.string(),
+    kind: workKind.meta({ description: 'The kind of its work: one book, or a boxset, omnibus or companion.' }),
+    isbn_13: z.string().regex(/^97[89][0-9]{10}$/).nullable(),
+    isbn_10: z.string().regex(/^[0-9]{9}[0-9X]$/).nullable(),
+    title: z.string(),
+    subtitle: z.string().nullable(),
+    series: z.string().nullable(),
+    series_number: z.string().nullable().meta({ description: 'As printed: "1", "0.5", "1-3".' }),
+    authors: z.array(authorRef).meta({ description: 'In credited order; may include illustrators and translators.' }),
+    publisher: z.string().nullable(),
+    year: z.int().nullable(),
+    language: z.string().nullable(),
+    pages: z.int().nullable(),
+    cover_url: z.string().nullable(),
+    physical_format: z.string().nullable().meta({ description: 'As the source writes it: "Paperback", "Hardcover", "E-book"...' }),
+    subjects: z.array(z.string()).meta({ description: 'Subjects of this edition (Open Library); `[]` when none is known.' }),
+    description: z.string().nullable(),
+    ratings_count: z.int(),
+    average_rating: z.number().nullable(),
+    identifiers: identifiers('edition'),
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Book', description: 'One edition.' });
+
+/** An edition as listed inside its work. */
+export const editionSummary = bookRecord.pick({ id: true, isbn_13: true, title: true, publisher: true, year: true, language: true }).meta({ id: 'EditionSummary' });
+
+export const workRecord = z
+  .object({
+    id: z.string(),
+    kind: workKind,
+    title: z.string(),
+    subtitle: z.string().nullable(),
+    original_year: z.int().nullable(),
+    subjects: z.array(z.string()).meta({ description: '`[]` when none is known.' }),
+    description: z.string().nullable(),
+    cover_url: z.string().nullable(),
+    identifiers: identifiers('work'),
+    authors: z.array(authorRef),
+    edition_count: z.int(),
+    editions: z.array(editionSummary).max(WORK_EDITIONS_SHOWN).meta({ description: 'The most popular editions first.' }),
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Work' });
+
+export const workSummary = workRecord.pick({ id: true, title: true, original_year: true }).meta({ id: 'WorkSummary' });
+
+export const authorRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    alternate_names: z.array(z.string()).meta({ description: 'Other spellings of the name seen in the sources.' }),
+    work_count: z.int(),
+    bio: z.string().nullable(),
+    birth_date: z.string().nullable().meta({ description: 'As the source writes it ("1965", "31 July 1965").' }),
+    death_date: z.string().nullable(),
+    identifiers: identifiers('author'),
+    works: z.array(workSummary).max(AUTHOR_WORKS_SHOWN).meta({ description: 'The most popular works first.' }),
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Author' });
+
+/** An author as search results list them: the author record without its works. */
+export const authorSummary = authorRecord.omit({ works: true, updated_at: true }).meta({ id: 'AuthorSummary', description: 'An author as `GET /v1/authors/{id}` shows it, without the works.' });
+
+export type AuthorRef = z.output<typeof authorRef>;
+export type BookRecord = z.output<typeof bookRecord>;
+export type EditionSummary = z.output<typeof editionSummary>;
+export type WorkRecord = z.output<typeof workRecord>;
+export type WorkSummary = z.output<typeof workSummary>;
+export type AuthorRecord = z.output<typeof authorRecord>;
+export type AuthorSummary = z.output<typeof authorSummary>;
 
 /** A point lookup finds a live record, finds that the id was merged into another or deleted, or finds nothing. */
 export type Lookup<T> = { found: T } | { mergedInto: string } | { deleted: true } | null;

@@ -1,42 +1,51 @@
-import { WORK_KINDS } from '../domain/titles.js';
+import { createDocument, type oas31, type ZodOpenApiOverride, type ZodOpenApiPathItemObject, type ZodOpenApiResponseObject, type ZodOpenApiSchemaObject } from 'zod-openapi';
+import { AUTHOR_WORKS_SHOWN, authorRecord, authorSummary, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../domain/records.js';
+import { errorBody } from '../errors.js';
+import { BATCH_BODY_LIMIT_BYTES } from './middleware/batchBudget.js';
+import { LOOKUP_BATCH_MAX, MATCH_BATCH_MAX, matchBatchBody } from '../services/batch.js';
+import { BULK_KINDS, type BulkKind } from '../services/bulkLookups.js';
+import { changePage, changesQuery } from '../services/changeFeed.js';
 
 /**
- * The OpenAPI 3.1 description served at /openapi.json. Written by hand, next to the routes it
- * describes; test/openapi.test.ts validates it and checks it against the router.
+ * The OpenAPI 3.1 description served at /openapi.json, generated (zod-openapi) from the zod schemas
+ * the routes validate with and the records derive from, so a shape or a limit is written once;
+ * the prose is written here, next to the routes it describes. test/openapi.test.ts validates it,
+ * checks it against the router, and holds real answers and requests to what it says.
  */
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Schema = ZodOpenApiSchemaObject;
+type Response = ZodOpenApiResponseObject;
 
-const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (type: string, extra: Record<string, Json> = {}): Json => ({ type: [type, 'null'], ...extra });
+const ref = (name: string): oas31.ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (type: oas31.SchemaObjectType, extra: oas31.SchemaObject = {}): oas31.SchemaObject => ({ type: [type, 'null'], ...extra });
 
-const errorResponse = (description: string): Json => ({
+const errorResponse = (description: string): Response => ({
   description,
-  content: { 'application/json': { schema: ref('Error') } },
+  content: { 'application/json': { schema: errorBody } },
 });
 
-const rateHeaders: Record<string, Json> = {
+const rateHeaders: Record<string, oas31.HeaderObject> = {
   'RateLimit-Limit': { description: 'Requests allowed per window for this key.', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the oldest counted request leaves the window.', schema: { type: 'integer' } },
   'RateLimit-Policy': { description: 'The policy, e.g. `120;w=60`.', schema: { type: 'string' } },
 };
 
-const cacheHeader: Record<string, Json> = {
+const cacheHeader: Record<string, oas31.HeaderObject> = {
   'X-Cache': { description: '`HIT` when answered from the 24-hour point-lookup cache, else `MISS`.', schema: { type: 'string', enum: ['HIT', 'MISS'] } },
 };
 
 /** The responses every authenticated route can give besides its own. */
-const commonErrors: Record<string, Json> = {
+const commonErrors: Record<string, Response> = {
   '401': {
     description: 'Missing, malformed, unknown or revoked key (`code` is `unauthorized`); the scheme `Bearer` may be in any case. Carries `WWW-Authenticate: Bearer`.',
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
-    content: { 'application/json': { schema: ref('Error') } },
+    content: { 'application/json': { schema: errorBody } },
   },
   '429': {
     description: 'More than the key\'s budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.',
     headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...rateHeaders },
-    content: { 'application/json': { schema: ref('Error') } },
+    content: { 'application/json': { schema: errorBody } },
   },
   '500': errorResponse('Server fault (`code` is `internal`); retry with backoff.'),
   '503': {
@@ -44,7 +53,7 @@ const commonErrors: Record<string, Json> = {
       'A store the request needs is away or does not answer in time (`code` is `unavailable`; the message names PostgreSQL, Redis or Elasticsearch). ' +
       'Answered within a second; retry after `Retry-After`. What does not need that store keeps working (README, Failure modes).',
     headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
-    content: { 'application/json': { schema: ref('Error') } },
+    content: { 'application/json': { schema: errorBody } },
   },
 };
 
@@ -53,15 +62,16 @@ const unsupportedBody = errorResponse(
   '`Content-Type` is not `application/json`, or `Content-Encoding` is other than `identity` (`code` `unsupported_media_type`); the body is not read.',
 );
 
-const idParameter = (what: string): Json => ({
+const idParameter = (what: 'book' | 'work' | 'author'): oas31.ParameterObject => ({
   name: 'id',
   in: 'path',
   required: true,
   description: `The ${what} id. An id that names no ${what} answers 404.`,
   schema: { type: 'string' },
+  example: { book: 'bk_5n1x7q0c2r9a', work: 'wk_8d2m4q6s0v1x', author: 'au_3k8d0f1m2x7p' }[what],
 });
 
-const merged = (family: string): Json => ({
+const merged = (family: string): Response => ({
   description: `The id was merged; \`Location\` points at the final survivor under \`/v1/${family}/\`. Clients follow it; the old id keeps answering forever.`,
   headers: { Location: { schema: { type: 'string' } } },
   content: { 'application/json': { schema: ref('Merged') } },
@@ -71,20 +81,16 @@ const deletedRecord = errorResponse(
   'The record was deleted by its source (an Open Library `/type/delete`), so it is no longer in the catalogue: `code` is `gone`. A deleted record is never shown as if live; it is left out of search, match, recommendations and every listing, and its deletion is in the change feed.',
 );
 
-const identifiers = (what: string): Json => ({
-  type: 'object',
-  additionalProperties: { type: 'array', items: { type: 'string' } },
-  description: `The ${what}'s identifiers in other catalogues, by scheme: \`openlibrary\` (keys, see \`GET /v1/openlibrary/{key}\`), \`goodreads\`, \`oclc\`, \`lccn\`, \`viaf\`, \`wikidata\`, \`isni\`; only the schemes known appear, \`{}\` when none.`,
-  example: { openlibrary: ['OL24224410M'], goodreads: ['2767052'], oclc: ['181516947'] },
-});
+/** What a lookup by id answers to text that cannot be an id of its kind (checked before any store sees it). */
+const malformedId = (what: string): Record<string, Response> => ({ '400': errorResponse(`Not a ${what} id: the wrong prefix, length or characters (\`code\` \`bad_request\`).`) });
 
-const pointLookup = (summary: string, description: string, parameter: Json, schema: string, family: string, notFound: string, extra: Record<string, Json> = {}): Json => ({
+const pointLookup = (summary: string, description: string, parameter: oas31.ParameterObject, schema: Schema, family: string, notFound: string, extra: Record<string, Response> = {}): ZodOpenApiPathItemObject => ({
   get: {
     summary,
     description: `${description} Cached for 24 hours by URL (after authentication and rate limiting); a change to the record drops its cached answers at once.`,
     parameters: [parameter],
     responses: {
-      '200': { description: 'Found.', headers: { ...cacheHeader, ...rateHeaders }, content: { 'application/json': { schema: ref(schema) } } },
+      '200': { description: 'Found.', headers: { ...cacheHeader, ...rateHeaders }, content: { 'application/json': { schema } } },
       '301': merged(family),
       ...extra,
       '404': errorResponse(notFound),
@@ -101,14 +107,14 @@ const SHORT_CACHE =
   'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
   'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
 
-const query = (name: string, description: string, schema: Record<string, Json>): Json => ({ name, in: 'query', required: false, description, schema });
+const query = (name: string, description: string, schema: oas31.SchemaObject): oas31.ParameterObject => ({ name, in: 'query', required: false, description, schema });
 
-const pagingParameters = (what: string): Json[] => [
+const pagingParameters = (what: string): oas31.ParameterObject[] => [
   query('limit', `${what} per page.`, { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
   query('offset', `${what} to skip. \`offset + limit\` may not exceed 1000: refine the query rather than page deeper.`, { type: 'integer', minimum: 0, maximum: 999, default: 0 }),
 ];
 
-const qParameter = (description: string): Json => ({
+const qParameter = (description: string): oas31.ParameterObject => ({
   name: 'q',
   in: 'query',
   required: true,
@@ -116,7 +122,7 @@ const qParameter = (description: string): Json => ({
   schema: { type: 'string', minLength: 1, maxLength: 200 },
 });
 
-const page = (item: string, totalDescription: string): Json => ({
+const page = (item: string, totalDescription: string): oas31.SchemaObject => ({
   type: 'object',
   required: ['total', 'limit', 'offset', 'results'],
   properties: {
@@ -127,7 +133,7 @@ const page = (item: string, totalDescription: string): Json => ({
   },
 });
 
-const scoredHit = (key: string, schema: string): Json => ({
+const scoredHit = (key: string, schema: string): oas31.SchemaObject => ({
   type: 'object',
   required: ['score', key],
   properties: {
@@ -136,9 +142,9 @@ const scoredHit = (key: string, schema: string): Json => ({
   },
 });
 
-const unitInterval = (description: string): Json => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
+const unitInterval = (description: string): oas31.SchemaObject => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
 
-const searchPaths: Record<string, Json> = {
+const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
   '/v1/books/search': {
     get: {
       summary: 'Search books',
@@ -234,28 +240,13 @@ const searchPaths: Record<string, Json> = {
   },
 };
 
-const searchSchemas: Record<string, Json> = {
+const searchSchemas: Record<string, Schema> = {
   ScoredBook: scoredHit('book', 'Book'),
   BookSearchPage: page(
     'ScoredBook',
     'Matching editions, not only those on this page, counted up to 10,000 (a larger count reads 10000). With one result per work (the default) ' +
       'a work counts once per matching edition, so `total` may exceed the number of results there are to page through.',
   ),
-  AuthorSummary: {
-    type: 'object',
-    description: 'An author as `GET /v1/authors/{id}` shows it, without the works.',
-    required: ['id', 'name', 'alternate_names', 'work_count', 'bio', 'birth_date', 'death_date', 'identifiers'],
-    properties: {
-      id: { type: 'string' },
-      name: { type: 'string' },
-      alternate_names: { type: 'array', items: { type: 'string' } },
-      work_count: { type: 'integer' },
-      bio: { type: ['string', 'null'] },
-      birth_date: { type: ['string', 'null'] },
-      death_date: { type: ['string', 'null'] },
-      identifiers: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'As in `Author`.' },
-    },
-  },
   ScoredAuthor: scoredHit('author', 'AuthorSummary'),
   AuthorSearchPage: page('ScoredAuthor', 'Matching authors, not only those on this page.'),
   MatchRequest: {
@@ -313,70 +304,44 @@ const searchSchemas: Record<string, Json> = {
 // Batches and the reconciliation service (src/services/batch.ts, reconcile.ts)
 
 /** A batch route's 429: the whole batch is refused when the budget cannot cover all its items. */
-const batchRefused: Json = {
+const batchRefused: Response = {
   description:
     'The key\'s remaining budget cannot cover every item of the batch (each item counts as one request); nothing was done and nothing was spent. ' +
     '`Retry-After` says when enough of the budget is back for the whole batch. A batch larger than the whole budget is never admitted: send smaller ones.',
   headers: { 'Retry-After': { description: 'Seconds until the whole batch fits.', schema: { type: 'integer' } }, ...rateHeaders },
-  content: { 'application/json': { schema: ref('Error') } },
+  content: { 'application/json': { schema: errorBody } },
 };
 
 const BATCH_BUDGET = 'Each item draws one unit of the key\'s rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.';
 
 /** POST /v1/<family>/batch: one bulk lookup, each key answered as `GET /v1/<family>/{key}` answers it. */
-const bulkLookup = (what: string, field: string, key: string, record: string, family: string, example: { keys: string[]; results: Json[] }): Json => ({
-  post: {
-    summary: `Look up ${what} at once`,
-    description:
-      `\`{"${field}": [...]}\`: 1 to 100 different strings. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
-      `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
-      `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
-      `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
-    requestBody: {
-      required: true,
-      content: { 'application/json': { schema: ref(`${record === 'book' && field === 'isbns' ? 'Isbn' : 'Id'}BatchRequest`), example: { [field]: example.keys } } },
-    },
-    responses: {
-      '200': {
-        description: 'One result per key, in input order.',
-        headers: rateHeaders,
-        content: { 'application/json': { schema: bulkResult(key, record), example: { results: example.results } } },
-      },
-      '400': errorResponse(`The body is not \`{"${field}": [...]}\` with 1 to 100 strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`),
-      '413': errorResponse('Body larger than 512 KiB (`code` `payload_too_large`).'),
-      '415': unsupportedBody,
-      ...commonErrors,
-      '429': batchRefused,
-    },
-  },
-});
-
-const bulkResult = (key: string, record: string): Json => ({
-  type: 'object',
-  required: ['results'],
-  properties: {
-    results: {
-      type: 'array',
-      description: 'In input order.',
-      items: {
-        type: 'object',
-        required: [key, 'status'],
-        properties: {
-          [key]: { type: 'string', description: 'As given.' },
-          status: { type: 'integer', enum: [200, 400, 404, 410], description: 'What the GET answers (200 after following a merge; 410 for a deleted record).' },
-          merged_into: { type: 'string', description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' },
-          [record]: ref(record[0]!.toUpperCase() + record.slice(1)),
-          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } }, description: 'The error object of the GET\'s answer.' },
-        },
+function bulkLookup(family: BulkKind['family'], what: string, example: { keys: string[]; results: object[] }): ZodOpenApiPathItemObject {
+  const { body, answer, field, key, record } = BULK_KINDS.find((kind) => kind.family === family)!;
+  return {
+    post: {
+      summary: `Look up ${what} at once`,
+      description:
+        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} different strings. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
+        `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
+        `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
+        `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
+      requestBody: { required: true, content: { 'application/json': { schema: body, example: { [field]: example.keys } } } },
+      responses: {
+        '200': { description: 'One result per key, in input order.', headers: rateHeaders, content: { 'application/json': { schema: answer, example: { results: example.results } } } },
+        '400': errorResponse(`The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`),
+        '413': errorResponse(`Body larger than ${BATCH_BODY_LIMIT_BYTES / 1024} KiB (\`code\` \`payload_too_large\`).`),
+        '415': unsupportedBody,
+        ...commonErrors,
+        '429': batchRefused,
       },
     },
-  },
-});
+  };
+}
 
 const exampleBook = { id: 'bk_5n1x7q0c2r9a', work_id: 'wk_8d2m4q6s0v1x', isbn_13: '9780439023481', title: 'The Hunger Games' };
 
-const batchPaths: Record<string, Json> = {
-  '/v1/isbn/batch': bulkLookup('up to 100 books by ISBN', 'isbns', 'isbn', 'book', 'isbn', {
+const batchPaths: Record<string, ZodOpenApiPathItemObject> = {
+  '/v1/isbn/batch': bulkLookup('isbn', `up to ${LOOKUP_BATCH_MAX} books by ISBN`, {
     keys: ['9780439023481', '0-439-13959-7', '9780306406157', '12345'],
     results: [
       { isbn: '9780439023481', status: 200, book: exampleBook },
@@ -385,21 +350,21 @@ const batchPaths: Record<string, Json> = {
       { isbn: '12345', status: 400, error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' } },
     ],
   }),
-  '/v1/books/batch': bulkLookup('up to 100 books (editions) by id', 'ids', 'id', 'book', 'books', {
+  '/v1/books/batch': bulkLookup('books', `up to ${LOOKUP_BATCH_MAX} books (editions) by id`, {
     keys: ['bk_5n1x7q0c2r9a', 'bk_0000000000zz'],
     results: [
       { id: 'bk_5n1x7q0c2r9a', status: 200, book: exampleBook },
       { id: 'bk_0000000000zz', status: 404, error: { code: 'not_found', message: 'book bk_0000000000zz not found' } },
     ],
   }),
-  '/v1/works/batch': bulkLookup('up to 100 works by id', 'ids', 'id', 'work', 'works', {
+  '/v1/works/batch': bulkLookup('works', `up to ${LOOKUP_BATCH_MAX} works by id`, {
     keys: ['wk_8d2m4q6s0v1x', 'wk_1'],
     results: [
       { id: 'wk_8d2m4q6s0v1x', status: 200, work: { id: 'wk_8d2m4q6s0v1x', title: 'The Hunger Games', edition_count: 3 } },
       { id: 'wk_1', status: 400, error: { code: 'bad_request', message: 'invalid work id: "wk_1" is not of the form wk_8d2m4q6s0v1x' } },
     ],
   }),
-  '/v1/authors/batch': bulkLookup('up to 100 authors by id', 'ids', 'id', 'author', 'authors', {
+  '/v1/authors/batch': bulkLookup('authors', `up to ${LOOKUP_BATCH_MAX} authors by id`, {
     keys: ['au_9r2t4v6x8z0b', 'au_3k8d0f1m2x7p'],
     results: [
       { id: 'au_9r2t4v6x8z0b', status: 200, merged_into: 'au_3k8d0f1m2x7p', author: { id: 'au_3k8d0f1m2x7p', name: 'Suzanne Collins' } },
@@ -408,7 +373,7 @@ const batchPaths: Record<string, Json> = {
   }),
   '/v1/match/batch': {
     post: {
-      summary: 'Match up to 50 records at once',
+      summary: `Match up to ${MATCH_BATCH_MAX} records at once`,
       description:
         'Each record is the body of a `POST /v1/match` and is answered exactly as that route answers it: the match result, or the error object of its 400 ' +
         '(which fails that record only). Results come in input order. The records not in the short cache are matched together, one request to the index for all ' +
@@ -417,7 +382,7 @@ const batchPaths: Record<string, Json> = {
         required: true,
         content: {
           'application/json': {
-            schema: ref('MatchBatchRequest'),
+            schema: matchBatchBody,
             example: { records: [{ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, { isbn: '0439023483' }, { author: 'nobody' }] },
           },
         },
@@ -433,8 +398,8 @@ const batchPaths: Record<string, Json> = {
             },
           },
         },
-        '400': errorResponse('The body is not `{"records": [...]}` with 1 to 50 records; the message names the problem.'),
-        '413': errorResponse('Body larger than 512 KiB (`code` `payload_too_large`).'),
+        '400': errorResponse(`The body is not \`{"records": [...]}\` with 1 to ${MATCH_BATCH_MAX} records; the message names the problem.`),
+        '413': errorResponse(`Body larger than ${BATCH_BODY_LIMIT_BYTES / 1024} KiB (\`code\` \`payload_too_large\`).`),
         '415': unsupportedBody,
         ...commonErrors,
         '429': batchRefused,
@@ -507,25 +472,7 @@ const batchPaths: Record<string, Json> = {
   },
 };
 
-const batchSchemas: Record<string, Json> = {
-  IsbnBatchRequest: {
-    type: 'object',
-    required: ['isbns'],
-    additionalProperties: false,
-    properties: { isbns: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', description: 'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked item by item.' } } },
-  },
-  IdBatchRequest: {
-    type: 'object',
-    required: ['ids'],
-    additionalProperties: false,
-    properties: { ids: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', description: 'Ids of the route\'s kind; checked item by item.' } } },
-  },
-  MatchBatchRequest: {
-    type: 'object',
-    required: ['records'],
-    additionalProperties: false,
-    properties: { records: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'object', description: 'A `POST /v1/match` body; checked record by record.' } } },
-  },
+const batchSchemas: Record<string, Schema> = {
   MatchBatchResult: {
     type: 'object',
     required: ['results'],
@@ -558,7 +505,13 @@ const batchSchemas: Record<string, Json> = {
   },
 };
 
-export const openApiDocument = {
+/** zod gives every integer the bounds of a safe integer; they say nothing a reader needs. */
+const withoutSafeIntegerBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+};
+
+export const openApiDocument = createDocument({
   openapi: '3.1.0',
   info: {
     title: 'Book metadata service',
@@ -618,27 +571,29 @@ export const openApiDocument = {
       'Look up a book by ISBN',
       'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
       { name: 'isbn', in: 'path', required: true, description: 'ISBN-10 or ISBN-13.', schema: { type: 'string' }, example: '978-0-439-02348-1' },
-      'Book',
+      bookRecord,
       'books',
       'No book has this ISBN; the message names it.',
       { '400': errorResponse('Not a valid ISBN (`code` `bad_request`).') },
     ),
-    '/v1/books/{id}': pointLookup('A book (edition) by id', 'One edition of a work.', idParameter('book'), 'Book', 'books', 'No such book; the message names the id.'),
+    '/v1/books/{id}': pointLookup('A book (edition) by id', 'One edition of a work.', idParameter('book'), bookRecord, 'books', 'No such book; the message names the id.', malformedId('book')),
     '/v1/works/{id}': pointLookup(
       'A work by id',
-      `A work with its authors, its edition count and its most popular editions (at most 100).`,
+      `A work with its authors, its edition count and its most popular editions (at most ${WORK_EDITIONS_SHOWN}).`,
       idParameter('work'),
-      'Work',
+      workRecord,
       'works',
       'No such work; the message names the id.',
+      malformedId('work'),
     ),
     '/v1/authors/{id}': pointLookup(
       'An author by id',
-      'An author with the other spellings of their name and their most popular works (at most 100).',
+      `An author with the other spellings of their name and their most popular works (at most ${AUTHOR_WORKS_SHOWN}).`,
       idParameter('author'),
-      'Author',
+      authorRecord,
       'authors',
       'No such author; the message names the id.',
+      malformedId('author'),
     ),
     '/v1/openlibrary/{key}': {
       get: {
@@ -670,12 +625,9 @@ export const openApiDocument = {
           'Every insert, update, delete and merge of a book, work or author, in sequence order, which is commit order: a consumer that ' +
           'keeps passing `next` back as `since` sees every change exactly once. Start with `since=0`. A merge names the survivor. ' +
           'Full pages never change and are cached briefly; the page at the head of the feed is always fresh.',
-        parameters: [
-          { name: 'since', in: 'query', required: true, description: 'A `next` cursor from an earlier page, or `0` for the beginning.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-          { name: 'limit', in: 'query', required: false, description: 'Changes per page.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
-        ],
+        requestParams: { query: changesQuery },
         responses: {
-          '200': { description: 'A page of changes.', headers: rateHeaders, content: { 'application/json': { schema: ref('ChangePage') } } },
+          '200': { description: 'A page of changes.', headers: rateHeaders, content: { 'application/json': { schema: changePage } } },
           '400': errorResponse('`since` missing (`since cursor is required`), malformed, or ahead of the feed (unknown); or `limit` out of range.'),
           ...commonErrors,
         },
@@ -711,142 +663,15 @@ export const openApiDocument = {
       bearer: { type: 'http', scheme: 'bearer', description: 'An API key `svc_live_<kid>_<secret>`, issued by hand. Send it once, after `Bearer `.' },
     },
     schemas: {
-      Error: {
-        type: 'object',
-        required: ['error'],
-        properties: {
-          error: {
-            type: 'object',
-            required: ['code', 'message'],
-            properties: {
-              code: {
-                type: 'string',
-                description:
-                  'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, request_timeout, payload_too_large, unsupported_media_type, ' +
-                  'expectation_failed, headers_too_large, rate_limited, internal, unavailable.',
-              },
-              message: { type: 'string', description: 'Human-readable; safe to log; do not parse.' },
-            },
-          },
-        },
-      },
       Merged: {
         type: 'object',
         required: ['merged_into', 'location'],
         properties: { merged_into: { type: 'string' }, location: { type: 'string' } },
       },
-      AuthorRef: { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
-      Book: {
-        type: 'object',
-        description: 'One edition.',
-        required: ['id', 'work_id', 'kind', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'publisher', 'year', 'language', 'pages', 'cover_url', 'physical_format', 'subjects', 'description', 'ratings_count', 'average_rating', 'identifiers', 'updated_at'],
-        properties: {
-          id: { type: 'string', example: 'bk_5n1x7q0c2r9a' },
-          work_id: { type: 'string' },
-          kind: ref('WorkKind'),
-          isbn_13: nullable('string', { pattern: '^97[89][0-9]{10}$' }),
-          isbn_10: nullable('string', { pattern: '^[0-9]{9}[0-9X]$' }),
-          title: { type: 'string' },
-          subtitle: nullable('string'),
-          series: nullable('string'),
-          series_number: nullable('string', { description: 'As printed: "1", "0.5", "1-3".' }),
-          authors: { type: 'array', items: ref('AuthorRef'), description: 'In credited order; may include illustrators and translators.' },
-          publisher: nullable('string'),
-          year: nullable('integer'),
-          language: nullable('string'),
-          pages: nullable('integer'),
-          cover_url: nullable('string'),
-          physical_format: nullable('string', { description: 'As the source writes it: "Paperback", "Hardcover", "E-book"...' }),
-          subjects: { type: 'array', items: { type: 'string' }, description: 'Subjects of this edition (Open Library); `[]` when none is known.' },
-          description: nullable('string'),
-          ratings_count: { type: 'integer' },
-          average_rating: nullable('number'),
-          identifiers: identifiers('edition'),
-          updated_at: { type: 'string', format: 'date-time' },
-        },
-      },
-      EditionSummary: {
-        type: 'object',
-        required: ['id', 'isbn_13', 'title', 'publisher', 'year', 'language'],
-        properties: {
-          id: { type: 'string' },
-          isbn_13: nullable('string'),
-          title: { type: 'string' },
-          publisher: nullable('string'),
-          year: nullable('integer'),
-          language: nullable('string'),
-        },
-      },
-      Work: {
-        type: 'object',
-        required: ['id', 'kind', 'title', 'subtitle', 'original_year', 'subjects', 'description', 'cover_url', 'identifiers', 'authors', 'edition_count', 'editions', 'updated_at'],
-        properties: {
-          id: { type: 'string' },
-          kind: ref('WorkKind'),
-          title: { type: 'string' },
-          subtitle: nullable('string'),
-          original_year: nullable('integer'),
-          subjects: { type: 'array', items: { type: 'string' }, description: '`[]` when none is known.' },
-          description: nullable('string'),
-          cover_url: nullable('string'),
-          identifiers: identifiers('work'),
-          authors: { type: 'array', items: ref('AuthorRef') },
-          edition_count: { type: 'integer' },
-          editions: { type: 'array', items: ref('EditionSummary'), maxItems: 100 },
-          updated_at: { type: 'string', format: 'date-time' },
-        },
-      },
-      WorkKind: {
-        type: 'string',
-        enum: [...WORK_KINDS],
-        description:
-          'What the work is: `book`, one book; `boxset`, several books sold together; `omnibus`, several books in one volume; `companion`, a book about books (a guide, a screenplay, the world of a series). ' +
-          'A boxset, omnibus or companion is a work of its own: search ranks it below the books it gathers and recommendations never offer it for one of them.',
-      },
-      WorkSummary: {
-        type: 'object',
-        required: ['id', 'title', 'original_year'],
-        properties: { id: { type: 'string' }, title: { type: 'string' }, original_year: nullable('integer') },
-      },
-      Author: {
-        type: 'object',
-        required: ['id', 'name', 'alternate_names', 'work_count', 'bio', 'birth_date', 'death_date', 'identifiers', 'works', 'updated_at'],
-        properties: {
-          id: { type: 'string' },
-          name: { type: 'string' },
-          alternate_names: { type: 'array', items: { type: 'string' } },
-          work_count: { type: 'integer' },
-          bio: nullable('string'),
-          birth_date: nullable('string', { description: 'As the source writes it ("1965", "31 July 1965").' }),
-          death_date: nullable('string'),
-          identifiers: identifiers('author'),
-          works: { type: 'array', items: ref('WorkSummary'), maxItems: 100 },
-          updated_at: { type: 'string', format: 'date-time' },
-        },
-      },
+      // Named by hand-written schemas (search pages); the rest register where a route uses them.
+      AuthorSummary: authorSummary,
       ...searchSchemas,
       ...batchSchemas,
-      Change: {
-        type: 'object',
-        required: ['seq', 'entity', 'id', 'operation', 'survivor_id', 'changed_at'],
-        properties: {
-          seq: { type: 'integer' },
-          entity: { type: 'string', enum: ['book', 'work', 'author'] },
-          id: { type: 'string' },
-          operation: { type: 'string', enum: ['insert', 'update', 'delete', 'merge'] },
-          survivor_id: nullable('string', { description: 'For merges: the entity that absorbed this one.' }),
-          changed_at: { type: 'string', format: 'date-time' },
-        },
-      },
-      ChangePage: {
-        type: 'object',
-        required: ['changes', 'next', 'has_more'],
-        properties: {
-          changes: { type: 'array', items: ref('Change') },
-          next: { type: 'string', description: 'Pass as `since` to continue.' },
-          has_more: { type: 'boolean', description: 'More changes are waiting after `next`.' },
-        },
-      },
       Health: {
         type: 'object',
         required: ['status', 'checks', 'metering'],
@@ -865,4 +690,4 @@ export const openApiDocument = {
       },
     },
   },
-} satisfies Json;
+}, { override: withoutSafeIntegerBounds });

@@ -1,5 +1,7 @@
-import { ApiError } from '../errors.js';
-import { batchKeys, LOOKUP_BATCH_MAX } from './batch.js';
+import { z } from 'zod/v4';
+import { authorRecord, bookRecord, workRecord } from '../domain/records.js';
+import { ApiError, errorObject, parseInput } from '../errors.js';
+import { batchKeysBody, LOOKUP_BATCH_MAX } from './batch.js';
 import type { Services } from './context.js';
 import { pointFollowing, type PointFamily } from './pointLookups.js';
 
@@ -10,25 +12,46 @@ import { pointFollowing, type PointFamily } from './pointLookups.js';
  * as one PostgreSQL query (PointReads batches the reads of a turn).
  */
 
+const isbnsBody = batchKeysBody('isbns', LOOKUP_BATCH_MAX, 'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked one by one, as its GET checks it.').meta({ id: 'IsbnBatchRequest' });
+const idsBody = batchKeysBody('ids', LOOKUP_BATCH_MAX, 'Ids of the route\'s kind; checked one by one, as their GET checks them.').meta({ id: 'IdBatchRequest' });
+
 export interface BulkKind {
   family: PointFamily;
-  /** The list's field in the request body. */
+  /** The request body: the list's field, and what the list holds. */
+  body: typeof isbnsBody | typeof idsBody;
   field: 'isbns' | 'ids';
   /** The key's field in each result. */
   key: 'isbn' | 'id';
   /** The record's field in each result. */
   record: 'book' | 'work' | 'author';
+  /** What the answer's JSON holds, for the OpenAPI document (bulkLookup writes it). */
+  answer: z.ZodType;
+}
+
+/** The answer of a bulk lookup: one result per key, in input order. */
+function answerOf(key: BulkKind['key'], record: BulkKind['record'], schema: z.ZodType, id: string): z.ZodType {
+  const result = z.object({
+    [key]: z.string().meta({ description: 'As given.' }),
+    status: z.int().meta({ enum: [200, 400, 404, 410], description: 'What its GET answers (200 after following a merge; 410 for a deleted record).' }),
+    merged_into: z.string().optional().meta({ description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' }),
+    [record]: schema.optional(),
+    error: errorObject.optional().meta({ description: 'The error object of its GET\'s answer.' }),
+  });
+  return z.object({ results: z.array(result).meta({ description: 'In input order.' }) }).meta({ id });
 }
 
 export const BULK_KINDS: readonly BulkKind[] = [
-  { family: 'isbn', field: 'isbns', key: 'isbn', record: 'book' },
-  { family: 'books', field: 'ids', key: 'id', record: 'book' },
-  { family: 'works', field: 'ids', key: 'id', record: 'work' },
-  { family: 'authors', field: 'ids', key: 'id', record: 'author' },
+  { family: 'isbn', body: isbnsBody, field: 'isbns', key: 'isbn', record: 'book', answer: answerOf('isbn', 'book', bookRecord, 'IsbnBatchResult') },
+  { family: 'books', body: idsBody, field: 'ids', key: 'id', record: 'book', answer: answerOf('id', 'book', bookRecord, 'BookBatchResult') },
+  { family: 'works', body: idsBody, field: 'ids', key: 'id', record: 'work', answer: answerOf('id', 'work', workRecord, 'WorkBatchResult') },
+  { family: 'authors', body: idsBody, field: 'ids', key: 'id', record: 'author', answer: answerOf('id', 'author', authorRecord, 'AuthorBatchResult') },
 ];
 
 /** The keys of a bulk lookup body (`{"isbns": [...]}` or `{"ids": [...]}`): a 400 naming the problem when it is no such list. */
-export const bulkKeys = (kind: BulkKind, body: unknown): string[] => batchKeys(body, kind.field, LOOKUP_BATCH_MAX);
+export function bulkKeys(kind: BulkKind, body: unknown): string[] {
+  const parsed: { isbns: string[] } | { ids: string[] } = parseInput(kind.body, body);
+  return 'isbns' in parsed ? parsed.isbns : parsed.ids;
+}
 
 /**
  * The answer to a bulk lookup as JSON text, `{"results": [...]}`: for each key, in input order, the

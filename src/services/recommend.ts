@@ -2,7 +2,7 @@ import { likelySameWork } from '../domain/similarity.js';
 import { recommendationHits } from '../stores/elasticsearch/recommendations.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
 import { alsoLikedOf } from '../stores/postgres/ratings.js';
-import { parseLimit } from './changeFeed.js';
+import { parseLimit } from './queryParams.js';
 import { bookById, type Resolved } from './lookups.js';
 import { hydrate, type BookHit, type SearchServices } from './search.js';
 

@@ -6,7 +6,7 @@ import { collapseWhitespace } from '../domain/text.js';
 import { badRequest } from '../errors.js';
 import { searchAuthors as searchAuthorIndex, searchBooks as searchBookIndex, type BookSearch, type ScoredId } from '../stores/elasticsearch/search.js';
 import { authorSummariesByIds, booksByIds } from '../stores/postgres/catalogue.js';
-import { parseLimit } from './changeFeed.js';
+import { parseLimit } from './queryParams.js';
 import type { Services } from './context.js';
 
 /**

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { batchList, matchBatch, MATCH_BATCH_MAX } from '../../services/batch.js';
+import { parseInput } from '../../errors.js';
+import { matchBatch, matchBatchBody } from '../../services/batch.js';
 import { BULK_KINDS, bulkKeys, bulkLookup } from '../../services/bulkLookups.js';
 import type { Services } from '../../services/context.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
@@ -19,7 +20,7 @@ export const isBatchRequest = (ctx: AppContext): boolean => (ctx.method === 'POS
 
 export function batchRoutes(router: Router<RequestState>, services: Services): void {
   router.post(MATCH_BATCH_PATH, async (ctx) => {
-    const records = await admitBatch(ctx, services, async () => batchList(await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES), 'records', MATCH_BATCH_MAX));
+    const records = await admitBatch(ctx, services, async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records);
     sendJson(ctx, await matchBatch(services, records));
   });
   for (const kind of BULK_KINDS) {
