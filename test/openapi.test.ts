@@ -4,28 +4,23 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { RunningServer } from '../src/server.js';
 import { createRouter } from '../src/http/app.js';
-import { loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 
-let world: TestWorld;
+let search: SearchWorld;
 let server: RunningServer;
-let auth: Record<string, string>;
 let document: { openapi: string; paths: Record<string, Record<string, unknown>> };
 /** Validates JSON against the document's schemas, by JSON pointer into the document. */
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
 test.before(async () => {
-  world = await createWorld();
-  await loadSampleCatalogue(world);
-  server = await startTestServer(world, { rateLimitMax: 100_000 });
-  ({ auth } = await newKey(world));
+  search = await openSearchWorld();
+  ({ server } = search);
   document = (await (await fetch(`${server.url}/openapi.json`)).json()) as typeof document;
   ajv.addSchema(document, 'openapi');
 });
 test.after.always(async () => {
-  await server?.stop();
-  await world?.destroy();
+  await search?.close();
 });
 
 test('/openapi.json is a valid OpenAPI 3.1 document', async (t) => {
@@ -86,8 +81,7 @@ function answerSchema(template: string, method: string, status: number) {
   return ajv.getSchema(pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema'))!;
 }
 
-const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${server.url}${path}`, { redirect: 'manual', ...init, headers: { ...auth, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } });
+const call = (path: string, init: { method?: string; body?: string } = {}) => (init.body === undefined ? search.get(path) : search.post(path, init.body));
 
 test('real answers, found or not, have the shape the document gives for their route and status', async (t) => {
   const book = (await (await call('/v1/isbn/9780439023481')).json()) as { id: string; work_id: string; authors: { id: string }[] };
@@ -108,6 +102,11 @@ test('real answers, found or not, have the shape the document gives for their ro
     ['/v1/works/batch', 'POST', '/v1/works/batch', { ids: [book.work_id] }],
     ['/v1/authors/batch', 'POST', '/v1/authors/batch', { ids: [book.authors[0]!.id, 'x'] }],
     ['/v1/match/batch', 'POST', '/v1/match/batch', { records: 'none' }],
+    ['/v1/books/search', 'GET', '/v1/books/search?q=hunger%20games&limit=3'],
+    ['/v1/books/search', 'GET', '/v1/books/search?q=hunger&offset=990'],
+    ['/v1/authors/search', 'GET', '/v1/authors/search?q=rowling'],
+    ['/v1/books/{id}/recommendations', 'GET', `/v1/books/${book.id}/recommendations?limit=3`],
+    ['/v1/books/{id}/recommendations', 'GET', '/v1/books/bk_0000000000zz/recommendations'],
   ];
   for (const [template, method, path, body] of requests) {
     const response = await call(path, body === undefined ? {} : { method, body: JSON.stringify(body) });
@@ -154,7 +153,9 @@ test('every bound the document gives a query parameter is the one the route hold
           [minimum === undefined ? undefined : minimum - 1, false],
         ] as const) {
           if (value === undefined) continue;
-          const path = exampleRequest(template, op, { [parameter.name]: String(value) });
+          // The others that have a default at their least, so that a bound shared with them (offset + limit) is reachable.
+          const others = (op.parameters ?? []).filter((other) => other !== parameter && other.schema?.minimum !== undefined && 'default' in other.schema);
+          const path = exampleRequest(template, op, { ...Object.fromEntries(others.map((other) => [other.name, String(other.schema!.minimum)])), [parameter.name]: String(value) });
           if (path === null) continue;
           const response = await call(path);
           if (allowed) t.not(response.status, 400, `${path}: ${await response.text()}`);
@@ -177,7 +178,8 @@ test('every bound the document gives a query parameter is the one the route hold
       }
     }
   }
-  t.true(checked >= 5, `${checked} bounds checked`);
+  t.log(`${checked} bounds checked`);
+  t.true(checked >= 5);
 });
 
 test('every bound the document gives a batch body\'s list is the one the route holds it to', async (t) => {
@@ -198,5 +200,6 @@ test('every bound the document gives a batch body\'s list is the one the route h
       checked += 1;
     }
   }
-  t.true(checked >= 5, `${checked} lists checked`);
+  t.log(`${checked} lists checked`);
+  t.true(checked >= 5);
 });

@@ -1,10 +1,12 @@
 import { createDocument, type oas31, type ZodOpenApiOverride, type ZodOpenApiPathItemObject, type ZodOpenApiResponseObject, type ZodOpenApiSchemaObject } from 'zod-openapi';
-import { AUTHOR_WORKS_SHOWN, authorRecord, authorSummary, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../domain/records.js';
+import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../domain/records.js';
 import { errorBody } from '../errors.js';
 import { BATCH_BODY_LIMIT_BYTES } from './middleware/batchBudget.js';
 import { LOOKUP_BATCH_MAX, MATCH_BATCH_MAX, matchBatchBody } from '../services/batch.js';
 import { BULK_KINDS, type BulkKind } from '../services/bulkLookups.js';
 import { changePage, changesQuery } from '../services/changeFeed.js';
+import { recommendQuery, recommendations } from '../services/recommend.js';
+import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery } from '../services/search.js';
 
 /**
  * The OpenAPI 3.1 description served at /openapi.json, generated (zod-openapi) from the zod schemas
@@ -109,39 +111,6 @@ const SHORT_CACHE =
 
 const query = (name: string, description: string, schema: oas31.SchemaObject): oas31.ParameterObject => ({ name, in: 'query', required: false, description, schema });
 
-const pagingParameters = (what: string): oas31.ParameterObject[] => [
-  query('limit', `${what} per page.`, { type: 'integer', minimum: 1, maximum: 100, default: 20 }),
-  query('offset', `${what} to skip. \`offset + limit\` may not exceed 1000: refine the query rather than page deeper.`, { type: 'integer', minimum: 0, maximum: 999, default: 0 }),
-];
-
-const qParameter = (description: string): oas31.ParameterObject => ({
-  name: 'q',
-  in: 'query',
-  required: true,
-  description: `${description} Required (without it: 400 \`q is required\`); at most 200 characters.`,
-  schema: { type: 'string', minLength: 1, maxLength: 200 },
-});
-
-const page = (item: string, totalDescription: string): oas31.SchemaObject => ({
-  type: 'object',
-  required: ['total', 'limit', 'offset', 'results'],
-  properties: {
-    total: { type: 'integer', description: totalDescription },
-    limit: { type: 'integer' },
-    offset: { type: 'integer' },
-    results: { type: 'array', items: ref(item), description: 'Best first.' },
-  },
-});
-
-const scoredHit = (key: string, schema: string): oas31.SchemaObject => ({
-  type: 'object',
-  required: ['score', key],
-  properties: {
-    score: { type: 'number', description: 'Relevance: higher is better. Comparable within one answer only.' },
-    [key]: ref(schema),
-  },
-});
-
 const unitInterval = (description: string): oas31.SchemaObject => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
 
 const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
@@ -157,17 +126,9 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
         '(The best matches are found first and only the first few hundred are ranked in full, so a deep page of a work with very many matching editions may come back short.) ' +
         SHORT_CACHE,
-      parameters: [
-        qParameter('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.'),
-        ...pagingParameters('Results'),
-        query('author_id', 'Only books crediting this author (an `au_` id of a live author).', { type: 'string', pattern: '^au_' }),
-        query('language', 'Only books in this language, as the records spell it (`eng`, `en-US`, `spa`). Books of unknown language are left out.', { type: 'string' }),
-        query('year_from', 'Only books published in this year or later. Books of unknown year are left out by either year filter.', { type: 'integer' }),
-        query('year_to', 'Only books published in this year or earlier.', { type: 'integer' }),
-        query('editions', '`best` (default): one result per work, the edition that scores best; `all`: every edition.', { type: 'string', enum: ['best', 'all'], default: 'best' }),
-      ],
+      requestParams: { query: bookSearchQuery },
       responses: {
-        '200': { description: 'A page of books.', headers: rateHeaders, content: { 'application/json': { schema: ref('BookSearchPage') } } },
+        '200': { description: 'A page of books.', headers: rateHeaders, content: { 'application/json': { schema: bookSearchPage } } },
         '400': errorResponse('`q` missing (`q is required`) or too long, or a parameter invalid; the message names it.'),
         ...commonErrors,
       },
@@ -181,9 +142,9 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
         'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the ratings of their books) rank a little higher. ' +
         SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
-      parameters: [qParameter('A name, or part of one.'), ...pagingParameters('Results')],
+      requestParams: { query: authorSearchQuery },
       responses: {
-        '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: ref('AuthorSearchPage') } } },
+        '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: authorSearchPage } } },
         '400': errorResponse('`q` missing (`q is required`) or too long, or `limit`/`offset` invalid.'),
         ...commonErrors,
       },
@@ -228,9 +189,10 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         'from Book-Crossing ratings), the same series, the same author, and content likeness of title, subtitle, series and author names; popular books rank a little higher and ' +
         'fill the list when few books are related. The catalogue has no subjects, so they play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +
         SHORT_CACHE,
-      parameters: [idParameter('book'), query('limit', 'Books to recommend.', { type: 'integer', minimum: 1, maximum: 50, default: 10 })],
+      parameters: [idParameter('book')],
+      requestParams: { query: recommendQuery },
       responses: {
-        '200': { description: 'Recommendations.', headers: rateHeaders, content: { 'application/json': { schema: ref('Recommendations') } } },
+        '200': { description: 'Recommendations.', headers: rateHeaders, content: { 'application/json': { schema: recommendations } } },
         '301': merged('books'),
         '400': errorResponse('`limit` out of range.'),
         '404': errorResponse('No such book; the message names the id.'),
@@ -241,14 +203,6 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
 };
 
 const searchSchemas: Record<string, Schema> = {
-  ScoredBook: scoredHit('book', 'Book'),
-  BookSearchPage: page(
-    'ScoredBook',
-    'Matching editions, not only those on this page, counted up to 10,000 (a larger count reads 10000). With one result per work (the default) ' +
-      'a work counts once per matching edition, so `total` may exceed the number of results there are to page through.',
-  ),
-  ScoredAuthor: scoredHit('author', 'AuthorSummary'),
-  AuthorSearchPage: page('ScoredAuthor', 'Matching authors, not only those on this page.'),
   MatchRequest: {
     type: 'object',
     description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.',
@@ -292,11 +246,6 @@ const searchSchemas: Record<string, Schema> = {
       signals: ref('MatchSignals'),
       candidates: { type: 'array', items: ref('MatchCandidate'), maxItems: 5, description: 'The best edition of each of the closest works, best first; the first is the match when there is one.' },
     },
-  },
-  Recommendations: {
-    type: 'object',
-    required: ['book_id', 'results'],
-    properties: { book_id: { type: 'string' }, results: { type: 'array', items: ref('ScoredBook'), description: 'Best first, at most `limit`.' } },
   },
 };
 
@@ -668,8 +617,6 @@ export const openApiDocument = createDocument({
         required: ['merged_into', 'location'],
         properties: { merged_into: { type: 'string' }, location: { type: 'string' } },
       },
-      // Named by hand-written schemas (search pages); the rest register where a route uses them.
-      AuthorSummary: authorSummary,
       ...searchSchemas,
       ...batchSchemas,
       Health: {

@@ -1,10 +1,12 @@
+import { z } from 'zod/v4';
+import { parseInput } from '../errors.js';
 import { likelySameWork } from '../domain/similarity.js';
 import { recommendationHits } from '../stores/elasticsearch/recommendations.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
 import { alsoLikedOf } from '../stores/postgres/ratings.js';
-import { parseLimit } from './queryParams.js';
+import { limitParam } from './queryParams.js';
 import { bookById, type Resolved } from './lookups.js';
-import { hydrate, type BookHit, type SearchServices } from './search.js';
+import { bookHit, hydrate, type SearchServices } from './search.js';
 
 /**
  * GET /v1/books/:id/recommendations: books a reader of this one is likely to want next, one
@@ -17,13 +19,17 @@ export const RECOMMEND_MAX_LIMIT = 50;
 // Hits fetched beyond the limit, to make up for those dropped as likely editions of the same work.
 const SPARE_HITS = 10;
 
-export interface Recommendations {
-  book_id: string;
-  results: BookHit[];
-}
+/** The query of GET /v1/books/:id/recommendations (and the arguments of recommend_books besides the id). */
+export const recommendQuery = z.object({ limit: limitParam(RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT).meta({ description: 'Books to recommend.' }) });
+
+export const recommendations = z
+  .object({ book_id: z.string(), results: z.array(bookHit).meta({ description: 'Best first, at most `limit`.' }) })
+  .meta({ id: 'Recommendations' });
+
+export type Recommendations = z.output<typeof recommendations>;
 
 export async function recommendFor(services: SearchServices, id: string, limitText: string | undefined): Promise<Resolved<Recommendations>> {
-  const limit = parseLimit(limitText, RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT);
+  const { limit } = parseInput(recommendQuery, { limit: limitText });
   const found = await bookById(services.reads, id);
   if ('mergedInto' in found) {
     // The survivor's recommendations, asked the same way: the redirect keeps the limit.

@@ -1,12 +1,13 @@
+import { z } from 'zod/v4';
 import { kindOfId } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
 import { authorKey } from '../domain/names.js';
-import type { AuthorSummary, BookRecord } from '../domain/records.js';
+import { authorSummary, bookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
-import { badRequest } from '../errors.js';
+import { parseInput } from '../errors.js';
 import { searchAuthors as searchAuthorIndex, searchBooks as searchBookIndex, type BookSearch, type ScoredId } from '../stores/elasticsearch/search.js';
 import { authorSummariesByIds, booksByIds } from '../stores/postgres/catalogue.js';
-import { parseLimit } from './queryParams.js';
+import { integerWithDefault, limitParam, optionalInteger, type QueryText } from './queryParams.js';
 import type { Services } from './context.js';
 
 /**
@@ -24,63 +25,85 @@ export const QUERY_MAX_LENGTH = 200;
 /** What search, match and recommendations use of the services. */
 export type SearchServices = Pick<Services, 'db' | 'reads' | 'elastic' | 'indices' | 'shortCache'>;
 
-/** The query parameters of GET /v1/books/search, as text (absent: undefined). */
-export interface BookSearchParams {
-  q?: string;
-  limit?: string;
-  offset?: string;
-  author_id?: string;
-  language?: string;
-  year_from?: string;
-  year_to?: string;
-  editions?: string;
-}
+const Q_REQUIRED = 'q is required';
 
-export interface AuthorSearchParams {
-  q?: string;
-  limit?: string;
-  offset?: string;
-}
+const q = (description: string, example: string) =>
+  z
+    .string({ error: Q_REQUIRED })
+    .overwrite(collapseWhitespace)
+    .min(1, Q_REQUIRED)
+    .max(QUERY_MAX_LENGTH, `q must be at most ${QUERY_MAX_LENGTH} characters`)
+    .meta({ description: `${description} Whitespace runs count as one space.`, example });
 
-export interface SearchPage<T> {
-  /** How many books (works, unless every edition was asked for) or authors match in all. */
-  total: number;
-  limit: number;
-  offset: number;
-  results: T[];
-}
+const paging = (what: string) => ({
+  limit: limitParam(SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT).meta({ description: `${what} per page.` }),
+  offset: integerWithDefault(0, SEARCH_MAX_WINDOW - 1, 0, 'offset must be a non-negative integer').meta({
+    description: `${what} to skip. \`offset + limit\` may not exceed ${SEARCH_MAX_WINDOW}: refine the query rather than page deeper.`,
+  }),
+});
 
-export interface BookHit {
-  score: number;
-  book: BookRecord;
-}
+/** A page may not reach past SEARCH_MAX_WINDOW. */
+const withinWindow = ({ limit, offset }: { limit: number; offset: number }): boolean => offset + limit <= SEARCH_MAX_WINDOW;
+const WINDOW = { error: `offset + limit must be at most ${SEARCH_MAX_WINDOW}` };
 
-export interface AuthorHit {
-  score: number;
-  author: AuthorSummary;
-}
+const year = (name: string, description: string) => optionalInteger(-9999, 9999, `${name} must be a year (an integer of at most 4 digits)`).meta({ description });
 
-function requiredQuery(text: string | undefined): string {
-  const q = collapseWhitespace(text ?? '');
-  if (q === '') throw badRequest('q is required');
-  if (q.length > QUERY_MAX_LENGTH) throw badRequest(`q must be at most ${QUERY_MAX_LENGTH} characters`);
-  return q;
-}
+/** The query of GET /v1/books/search (and the arguments of search_books). */
+export const bookSearchQuery = z
+  .object({
+    q: q('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.', 'hunger games'),
+    author_id: z
+      .string()
+      .refine((id) => kindOfId(id) === 'author', { error: (issue) => `author_id must be an author id (au_...), got "${String(issue.input)}"` })
+      .optional()
+      .meta({ description: 'Only books crediting this author (an `au_` id of a live author).', pattern: '^au_' }),
+    language: z
+      .string()
+      .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z]{2,4})?$/, { error: (issue) => `language must be a language code such as eng or en-US, got "${String(issue.input)}"` })
+      .optional()
+      .meta({ description: 'Only books in this language, as the records spell it (`eng`, `en-US`, `spa`). Books of unknown language are left out.' }),
+    year_from: year('year_from', 'Only books published in this year or later. Books of unknown year are left out by either year filter.'),
+    year_to: year('year_to', 'Only books published in this year or earlier.'),
+    editions: z.enum(['best', 'all'], { error: 'editions must be best or all' }).default('best').meta({
+      description: '`best` (default): one result per work, the edition that scores best; `all`: every edition.',
+    }),
+    ...paging('Results'),
+  })
+  .refine(({ year_from: from, year_to: to }) => from === undefined || to === undefined || from <= to, { error: 'year_from must not be after year_to' })
+  .refine(withinWindow, WINDOW);
 
-function paging(params: { limit?: string; offset?: string }): { limit: number; offset: number } {
-  const limit = parseLimit(params.limit, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
-  const text = params.offset ?? '0';
-  if (!/^\d+$/.test(text)) throw badRequest('offset must be a non-negative integer');
-  const offset = Number(text);
-  if (offset + limit > SEARCH_MAX_WINDOW) throw badRequest(`offset + limit must be at most ${SEARCH_MAX_WINDOW}`);
-  return { limit, offset };
-}
+/** The query of GET /v1/authors/search (and the arguments of search_authors). */
+export const authorSearchQuery = z.object({ q: q('A name, or part of one.', 'rowling'), ...paging('Results') }).refine(withinWindow, WINDOW);
 
-function year(name: string, text: string | undefined): number | null {
-  if (text === undefined) return null;
-  if (!/^-?\d{1,4}$/.test(text)) throw badRequest(`${name} must be a year (an integer of at most 4 digits)`);
-  return Number(text);
-}
+/** The query parameters of a search as text (absent: undefined), as a URL or a tool call gives them. */
+export type BookSearchParams = QueryText<typeof bookSearchQuery>;
+export type AuthorSearchParams = QueryText<typeof authorSearchQuery>;
+
+const scored = <Key extends string, Item extends z.ZodType>(key: Key, item: Item) =>
+  z.object({ score: z.number().meta({ description: 'Relevance: higher is better. Comparable within one answer only.' }), [key]: item } as { score: z.ZodNumber } & { [K in Key]: Item });
+
+export const bookHit = scored('book', bookRecord).meta({ id: 'ScoredBook' });
+export const authorHit = scored('author', authorSummary).meta({ id: 'ScoredAuthor' });
+
+const page = <Hit extends z.ZodType>(hit: Hit, total: string) =>
+  z.object({
+    total: z.int().meta({ description: total }),
+    limit: z.int(),
+    offset: z.int(),
+    results: z.array(hit).meta({ description: 'Best first.' }),
+  });
+
+export const bookSearchPage = page(
+  bookHit,
+  'Matching editions, not only those on this page, counted up to 10,000 (a larger count reads 10000). With one result per work (the default) ' +
+    'a work counts once per matching edition, so `total` may exceed the number of results there are to page through.',
+).meta({ id: 'BookSearchPage' });
+export const authorSearchPage = page(authorHit, 'Matching authors, not only those on this page.').meta({ id: 'AuthorSearchPage' });
+
+export type BookHit = z.output<typeof bookHit>;
+export type AuthorHit = z.output<typeof authorHit>;
+export type BookSearchPage = z.output<typeof bookSearchPage>;
+export type AuthorSearchPage = z.output<typeof authorSearchPage>;
 
 /** The words of q, with every valid ISBN in it taken out: "0-439-02348-3" or "hunger games 9780439023481". */
 function splitIsbns(q: string): { text: string; isbn13s: string[] } {
@@ -97,17 +120,19 @@ function splitIsbns(q: string): { text: string; isbn13s: string[] } {
 }
 
 function bookSearch(params: BookSearchParams): BookSearch {
-  const { text, isbn13s } = splitIsbns(requiredQuery(params.q));
-  const authorId = params.author_id ?? null;
-  if (authorId !== null && kindOfId(authorId) !== 'author') throw badRequest(`author_id must be an author id (au_...), got "${authorId}"`);
-  const language = params.language ?? null;
-  if (language !== null && !/^[A-Za-z]{2,3}(?:-[A-Za-z]{2,4})?$/.test(language)) throw badRequest(`language must be a language code such as eng or en-US, got "${language}"`);
-  const yearFrom = year('year_from', params.year_from);
-  const yearTo = year('year_to', params.year_to);
-  if (yearFrom !== null && yearTo !== null && yearFrom > yearTo) throw badRequest('year_from must not be after year_to');
-  const editions = params.editions ?? 'best';
-  if (editions !== 'best' && editions !== 'all') throw badRequest('editions must be best or all');
-  return { text, isbn13s, authorId, language, yearFrom, yearTo, everyEdition: editions === 'all', ...paging(params) };
+  const query = parseInput(bookSearchQuery, params);
+  const { text, isbn13s } = splitIsbns(query.q);
+  return {
+    text,
+    isbn13s,
+    authorId: query.author_id ?? null,
+    language: query.language ?? null,
+    yearFrom: query.year_from ?? null,
+    yearTo: query.year_to ?? null,
+    everyEdition: query.editions === 'all',
+    limit: query.limit,
+    offset: query.offset,
+  };
 }
 
 const roundScore = (score: number): number => Math.round(score * 1000) / 1000;
@@ -122,7 +147,7 @@ export async function hydrate<R extends { id: string }, H>(hits: ScoredId[], rec
 }
 
 /** GET /v1/books/search. */
-export async function searchBooks(services: SearchServices, params: BookSearchParams): Promise<SearchPage<BookHit>> {
+export async function searchBooks(services: SearchServices, params: BookSearchParams): Promise<BookSearchPage> {
   const search = bookSearch(params);
   return services.shortCache.through(`search:books:${JSON.stringify(search)}`, async () => {
     const page = await searchBookIndex(services.elastic, services.indices.books, search);
@@ -132,9 +157,9 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
 }
 
 /** GET /v1/authors/search. */
-export async function searchAuthors(services: SearchServices, params: AuthorSearchParams): Promise<SearchPage<AuthorHit>> {
-  const text = requiredQuery(params.q);
-  const search = { text, nameKey: authorKey(text), ...paging(params) };
+export async function searchAuthors(services: SearchServices, params: AuthorSearchParams): Promise<AuthorSearchPage> {
+  const { q: text, limit, offset } = parseInput(authorSearchQuery, params);
+  const search = { text, nameKey: authorKey(text), limit, offset };
   return services.shortCache.through(`search:authors:${JSON.stringify(search)}`, async () => {
     const page = await searchAuthorIndex(services.elastic, services.indices.authors, search);
     const results = await hydrate(page.hits, (ids) => authorSummariesByIds(services.db, ids), (score, author) => ({ score, author }));
