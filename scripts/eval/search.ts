@@ -13,8 +13,8 @@
 //  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
-// one book split into two works (nearly the same title and a shared author, domain/similarity's
-// likelySameWork).
+// one book split into two works (nearly the same title, the same numbers in it, and a shared author:
+// domain/similarity's likelySameWork).
 // The catalogue (goodbooks-10k and BX-Books) lives in `bookmeta_eval_search` and
 // `bookmeta-eval-search-*`, built on the first run or with --fresh (after a change to the import).
 //
@@ -147,12 +147,15 @@ interface Outcome {
 
 const pct = (part: number, whole: number): string => `${((100 * part) / Math.max(whole, 1)).toFixed(1)}%`;
 
+// Volumes of one series differ in a number only ("Vol. 1", "Vol. 2"): those are different books.
+const numbersIn = (title: string): string => (title.match(/\d+/gu) ?? []).join(' ');
+
 function splitPairsIn(results: readonly BookRecord[]): number {
   let pairs = 0;
   for (let i = 0; i < results.length; i++) {
     for (let j = i + 1; j < results.length; j++) {
       const [a, b] = [results[i]!, results[j]!];
-      if (a.work_id !== b.work_id && (likelySameWork(a, b) || likelySameWork(b, a))) pairs += 1;
+      if (a.work_id !== b.work_id && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs += 1;
     }
   }
   return pairs;

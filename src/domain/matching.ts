@@ -79,12 +79,18 @@ export function isbnSignal(probe: MatchProbe, isbnBook: { id: string; work_id: s
 
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 
-/** The signals of one candidate and the confidence they add up to. */
-export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal): Assessment {
+/**
+ * The signals of one candidate and the confidence they add up to. The title given may be the
+ * candidate's own or the one its work is known by (`workTitle`: the original title, or another
+ * edition's): "Harry Potter and the Philosopher's Stone" is the Sorcerer's Stone.
+ */
+export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal, workTitle: string | null = null): Assessment {
   const credited = candidate.authors.map((author) => author.name);
+  const titleLikeness = (title: string): number =>
+    Math.max(titleSimilarity(title, candidate), workTitle === null ? 0 : titleSimilarity(title, { title: workTitle, subtitle: null }));
   const signals: MatchSignals = {
     isbn,
-    title: probe.title === null ? null : round(titleSimilarity(probe.title, candidate)),
+    title: probe.title === null ? null : round(titleLikeness(probe.title)),
     author: probe.author === null || credited.length === 0 ? null : round(authorSimilarity(probe.author, credited)),
     year: probe.year === null || candidate.year === null ? null : yearCloseness(probe.year, candidate.year),
     publisher: probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),

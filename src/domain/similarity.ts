@@ -149,13 +149,25 @@ function creditedNames(line: string): string[] {
 // Generations end a key ("frank b gilbreth jr") but are not the surname.
 const GENERATIONS = new Set(['jr', 'sr', 'ii', 'iii', 'iv']);
 
+// A surname of six letters or more survives two typos ("Clavzl" for "Clavell"), for less: two
+// edits in a short name could make another name.
+const SURNAME_TWO_TYPOS_FROM = 6;
+const TWO_TYPOS_CREDIT = 0.75;
+
+/** How surely two surnames are one: 1 up to the typos sameWord allows, less up to two typos in a surname of six letters or more, else 0. */
+function surnameLikeness(a: string, b: string): number {
+  if (sameWord(a, b)) return 1;
+  return Math.min(a.length, b.length) >= SURNAME_TWO_TYPOS_FROM && editDistance(a, b, 2) <= 2 ? TWO_TYPOS_CREDIT : 0;
+}
+
 /** Same surname (up to typos): 0.9 with given names or initials that agree, 0.8 for a surname alone, 0.3 for another given name. */
 function sameSurname(words: string[], other: string[]): number {
-  if (!sameWord(words.at(-1) ?? '', other.at(-1) ?? '')) return 0;
+  const surname = surnameLikeness(words.at(-1) ?? '', other.at(-1) ?? '');
+  if (surname === 0) return 0;
   const given = words.slice(0, -1);
   const otherGiven = other.slice(0, -1);
-  if (given.length === 0 || otherGiven.length === 0) return 0.8;
-  return given[0]?.[0] === otherGiven[0]?.[0] ? 0.9 : 0.3;
+  if (given.length === 0 || otherGiven.length === 0) return 0.8 * surname;
+  return (given[0]?.[0] === otherGiven[0]?.[0] ? 0.9 : 0.3) * surname;
 }
 
 /**

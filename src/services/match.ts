@@ -4,7 +4,7 @@ import type { BookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
 import { ApiError, badRequest } from '../errors.js';
-import { matchCandidateIds, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
+import { matchCandidates, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
 import { perTurn } from '../stores/perTurn.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
@@ -89,14 +89,18 @@ const candidateProbe = (title: string, author: string | null): CandidateProbe =>
  */
 async function assessedCandidates({ db, elastic, indices }: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling): Promise<MatchCandidate[][]> {
   const titled = probes.flatMap((probe, index) => (probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }]));
-  const found = await matchCandidateIds(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL);
+  const found = await matchCandidates(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL);
   const titleIds: string[][] = probes.map(() => []);
-  titled.forEach(({ index }, at) => (titleIds[index] = found[at]!.filter((id) => id !== isbnBooks[index]?.id)));
+  const workTitles = new Map<string, string | null>();
+  titled.forEach(({ index }, at) => {
+    for (const candidate of found[at]!) workTitles.set(candidate.id, candidate.workTitle);
+    titleIds[index] = found[at]!.flatMap((candidate) => (candidate.id === isbnBooks[index]?.id ? [] : [candidate.id]));
+  });
   const books = new Map((await booksByIds(db, [...new Set(titleIds.flat())])).map((book) => [book.id, book]));
   return probes.map((probe, index) => {
     const isbnBook = isbnBooks[index] ?? null;
     const assessed = [...(isbnBook ? [isbnBook] : []), ...titleIds[index]!.flatMap((id) => books.get(id) ?? [])]
-      .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book)), book }))
+      .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book), workTitles.get(book.id) ?? null), book }))
       .sort((a, b) => b.confidence - a.confidence || b.book.ratings_count - a.book.ratings_count);
     const bestOfWork = new Map<string, MatchCandidate>();
     for (const candidate of assessed) if (!bestOfWork.has(candidate.book.work_id)) bestOfWork.set(candidate.book.work_id, candidate);

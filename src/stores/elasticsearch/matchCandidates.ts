@@ -22,16 +22,22 @@ const MOST = '2<66%'; // up to two words: all of them; more: two in three
 // How many of the best matches the title phrase reorders before the candidates are taken.
 const RESCORED = 300;
 
+/** A candidate edition and the title its work is known by (another edition's or the original one). */
+export interface Candidate {
+  id: string;
+  workTitle: string | null;
+}
+
 /**
- * The candidate ids of several probes, in their order: one request (_msearch) for all of them, so
+ * The candidates of several probes, in their order: one request (_msearch) for all of them, so
  * a batch of records costs the index one round trip, not one per record.
  */
-export async function matchCandidateIds(elastic: Elastic, index: string, probes: readonly CandidateProbe[], mode: Spelling, size: number): Promise<string[][]> {
+export async function matchCandidates(elastic: Elastic, index: string, probes: readonly CandidateProbe[], mode: Spelling, size: number): Promise<Candidate[][]> {
   if (probes.length === 0) return [];
-  const response = await elastic.msearch({ index, searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]) });
+  const response = await elastic.msearch<{ work_title?: string }>({ index, searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]) });
   return response.responses.map((answer) => {
     if ('error' in answer) throw new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
-    return answer.hits.hits.flatMap((hit) => (hit._id ? [hit._id] : []));
+    return answer.hits.hits.flatMap((hit) => (hit._id ? [{ id: hit._id, workTitle: hit._source?.work_title ?? null }] : []));
   });
 }
 
@@ -40,7 +46,7 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
   const title = contentWords(probe.title);
   return {
     size,
-    _source: false,
+    _source: ['work_title'],
     query: {
       bool: {
         must: [
@@ -54,6 +60,8 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
                 { match_bool_prefix: { title: { query: title, minimum_should_match: MOST } } },
                 // Subtitle or series words given as part of the title.
                 { match: { all_text: { query: contentWords(probe.fullTitle), ...typos, minimum_should_match: MOST } } },
+                // The title the work is known by: the original one, or another edition's.
+                { match: { work_title: { query: title, ...typos, minimum_should_match: MOST } } },
               ],
             },
           },

@@ -1,10 +1,12 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { BookRecord } from '../../domain/records.js';
 import type { Elastic } from './client.js';
-import { scoredIds, withPopularity, type ScoredId } from './search.js';
+import { GATHERING_KINDS, scoredIds, withPopularity, type ScoredId } from './search.js';
 
 /**
- * Books to read after a given one, one per work, never its own work. Four signals add up:
+ * Books to read after a given one, one per work, never its own work, never a boxset or omnibus of
+ * its series or author (which would hand the reader the book again). The next volume of its series
+ * comes first; then four signals add up:
  *  - co-reading: the books its readers also liked (best first, from the ratings), the strongest;
  *  - the same series (the next volume is the likeliest next read);
  *  - the same author;
@@ -12,6 +14,8 @@ import { scoredIds, withPopularity, type ScoredId } from './search.js';
  * Popularity adds a little, as in search, and orders the popular books that fill up a short list.
  */
 
+// Above every other signal together: a reader mid-series wants the next volume.
+const NEXT_IN_SERIES = 100;
 // Score of the first co-read book; the last of the list still gets half of it.
 const CO_READING = 30;
 const SAME_SERIES = 20;
@@ -48,13 +52,27 @@ export async function recommendationHits(elastic: Elastic, index: string, { book
   ];
   if (authorIds.length > 0) should.push({ constant_score: { filter: { terms: { author_ids: authorIds } }, boost: SAME_AUTHOR } });
   if (book.series !== null) should.push({ constant_score: { filter: { term: { 'series.keyword': book.series } }, boost: SAME_SERIES } });
+  const next = nextVolume(book);
+  if (next !== null) should.push({ constant_score: { filter: { bool: { filter: [{ term: { 'series.keyword': book.series } }, { term: { series_number: next } }] } }, boost: NEXT_IN_SERIES } });
   should.push({ constant_score: { filter: { match_all: {} }, boost: ANY_BOOK } });
+  // A set or an omnibus of the same series or author holds this book, or may.
+  const related: estypes.QueryDslQueryContainer[] = [
+    ...(book.series !== null ? [{ term: { 'series.keyword': book.series } }] : []),
+    ...(authorIds.length > 0 ? [{ terms: { author_ids: authorIds } }] : []),
+  ];
+  const gathering = { bool: { filter: [{ terms: { kind: GATHERING_KINDS.filter((kind) => kind !== 'companion') } }, { bool: { should: related, minimum_should_match: 1 } }] } };
   const response = await elastic.search({
     index,
     size,
     _source: false,
-    query: withPopularity({ bool: { should, must_not: [{ term: { work_id: book.work_id } }] } }, 0.05),
+    query: withPopularity({ bool: { should, must_not: [{ term: { work_id: book.work_id } }, ...(related.length > 0 ? [gathering] : [])] } }, 0.05),
     collapse: { field: 'work_id' },
   });
   return scoredIds(response.hits.hits);
+}
+
+/** The series number of the volume after this one ("2" after "1"), or null when the book is not a whole-numbered volume. */
+function nextVolume(book: BookRecord): string | null {
+  if (book.series === null || book.series_number === null || !/^\d+$/u.test(book.series_number)) return null;
+  return String(Number(book.series_number) + 1);
 }

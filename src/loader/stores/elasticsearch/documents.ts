@@ -25,6 +25,8 @@ export type BookDocument = Pick<
   BookRecord,
   'id' | 'work_id' | 'kind' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'physical_format' | 'subjects' | 'average_rating'
 > & {
+  /** The work's title: for goodbooks its original title, which a record may give instead of the edition's. */
+  work_title: string;
   author_ids: string[];
   author_names: string[];
   /** The book's ratings_count (books.popularity). */
@@ -59,7 +61,8 @@ const BOOK_SELECT = (filter: string) => `
   select b.id, json_build_object(
       'id', b.id,
       'work_id', b.work_id,
-      'kind', (select kind from works where id = b.work_id offset 0),
+      'kind', w.kind,
+      'work_title', w.title,
       'isbn_13', b.isbn_13,
       'isbn_10', b.isbn_10,
       'title', b.title,
@@ -83,7 +86,7 @@ const BOOK_SELECT = (filter: string) => `
       'updated_seq', $1::bigint
     )::text as json
     from books b
-    cross join lateral (select subjects from works where id = b.work_id offset 0) w
+    cross join lateral (select kind, title, subjects from works where id = b.work_id offset 0) w
     left join lateral (
       select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
              json_agg(ba.author_id order by ba.position) as ids,
