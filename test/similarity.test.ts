@@ -120,3 +120,11 @@ test('confidence: a matching ISBN decides even against the title; a wrong author
   t.true(assess(probe({ title: 'The Hunger Games', author: 'Suzanne Collins' }), hungerGames, 'mismatch').confidence < 0.85);
   t.deepEqual(assess(probe({ title: 'Hunger Games' }), hungerGames, 'absent').signals, { isbn: 'absent', title: 1, author: null, year: null, publisher: null });
 });
+
+test('a surname of six letters or more survives two typos, for less than one typo', (t) => {
+  const twoTypos = authorSimilarity('George Orwekk', ['George Orwell']);
+  t.true(twoTypos > 0.5 && twoTypos < authorSimilarity('George Orwel', ['George Orwell']));
+  t.true(authorSimilarity('Dean Koon', ['Dean Koontz']) > 0.5);
+  // A short surname does not: two edits in five letters make another name.
+  t.is(authorSimilarity('Jane Brown', ['Jane Bowen']), 0);
+});

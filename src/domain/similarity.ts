@@ -149,15 +149,17 @@ function creditedNames(line: string): string[] {
 // Generations end a key ("frank b gilbreth jr") but are not the surname.
 const GENERATIONS = new Set(['jr', 'sr', 'ii', 'iii', 'iv']);
 
-// A surname of six letters or more survives two typos ("Clavzl" for "Clavell"), for less: two
-// edits in a short name could make another name.
+// A surname of six letters or more survives two typos ("Clavzl" for "Clavell", "Koon" for
+// "Koontz"), for less: two edits in a short name could make another name.
 const SURNAME_TWO_TYPOS_FROM = 6;
+const SURNAME_TYPED_AT_LEAST = 4;
 const TWO_TYPOS_CREDIT = 0.75;
 
 /** How surely two surnames are one: 1 up to the typos sameWord allows, less up to two typos in a surname of six letters or more, else 0. */
 function surnameLikeness(a: string, b: string): number {
   if (sameWord(a, b)) return 1;
-  return Math.min(a.length, b.length) >= SURNAME_TWO_TYPOS_FROM && editDistance(a, b, 2) <= 2 ? TWO_TYPOS_CREDIT : 0;
+  const long = Math.max(a.length, b.length) >= SURNAME_TWO_TYPOS_FROM && Math.min(a.length, b.length) >= SURNAME_TYPED_AT_LEAST;
+  return long && editDistance(a, b, 2) <= 2 ? TWO_TYPOS_CREDIT : 0;
 }
 
 /** Same surname (up to typos): 0.9 with given names or initials that agree, 0.8 for a surname alone, 0.3 for another given name. */
