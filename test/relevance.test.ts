@@ -83,10 +83,12 @@ test("a book asked for by its original title, or with two typos in its author's 
   t.is((await match({ title: 'The Hunger Games', author: 'Suzanne Colinns' })).match?.title, 'The Hunger Games');
 });
 
-test('a known author with an unknown title is no match', async (t) => {
-  for (const title of ['The Copper Lanterns of Vellmar', 'The Silent Orchard', 'Harbour of Glass']) {
+test('a known author with an unknown title is no match, even one that holds the title of their other book', async (t) => {
+  for (const title of ['The Copper Lanterns of Vellmar', 'The Silent Orchard', 'Harbour of Glass', 'The Shining Girls of Derry']) {
     t.is((await match({ title, author: 'Stephen King' })).match, null, title);
   }
+  t.is((await match({ title: 'The Hunger Games Cookbook', author: 'Suzanne Collins' })).match, null);
+  t.is((await match({ title: 'Mockingjay Illustrated Notes', author: 'Suzanne Collins' })).match, null);
 });
 
 test('recommendations bring the next volume first and never a boxset or omnibus that holds the book', async (t) => {

@@ -45,7 +45,11 @@ const TYPO_CREDIT = 0.9;
 
 /** Dice coefficient of two word lists, words matching up to typos (for less), each word used once. */
 function wordOverlap(a: readonly string[], b: readonly string[]): number {
-  if (a.length === 0 || b.length === 0) return 0;
+  return a.length === 0 || b.length === 0 ? 0 : (2 * sharedWords(a, b)) / (a.length + b.length);
+}
+
+/** How many words of a are in b, up to typos (for less), each word of b used once. */
+function sharedWords(a: readonly string[], b: readonly string[]): number {
   const unused = [...b];
   let shared = 0;
   for (const word of a) {
@@ -55,15 +59,24 @@ function wordOverlap(a: readonly string[], b: readonly string[]): number {
     unused.splice(index, 1);
     shared += exact >= 0 ? 1 : TYPO_CREDIT;
   }
-  return (2 * shared) / (a.length + b.length);
+  return shared;
 }
 
-/** Likeness of two keys: the better of shared words and shared characters (which sees "spider man" in "spiderman"). */
-function keySimilarity(a: string, b: string): number {
-  if (a === b) return a === '' ? 0 : 1;
-  const longest = Math.max(a.length, b.length);
-  const characters = 1 - editDistance(a, b, Math.ceil(longest / 2)) / longest;
-  return Math.max(wordOverlap(a.split(' '), b.split(' ')), characters);
+/**
+ * Likeness of a title as given to a book's (keys): the better of shared words and shared
+ * characters (which sees "spider man" in "spiderman"). Words the record adds count more against it
+ * than words it leaves out: "The Hunger Games Cookbook" says it is another book than "The Hunger
+ * Games", while "Hunger Games" only says less.
+ */
+function keySimilarity(given: string, book: string): number {
+  if (given === book) return given === '' ? 0 : 1;
+  const longest = Math.max(given.length, book.length);
+  const characters = 1 - editDistance(given, book, Math.ceil(longest / 2)) / longest;
+  const a = given.split(' ');
+  const b = book.split(' ');
+  const shared = sharedWords(a, b);
+  const words = a.length > b.length ? shared / a.length : (2 * shared) / (a.length + b.length);
+  return Math.max(words, characters);
 }
 
 // "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.
