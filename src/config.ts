@@ -20,6 +20,8 @@ export interface Config {
   pointCacheTtlS: number;
   /** Lifetime of the short cache used by search, match, recommend and changes. */
   shortCacheTtlS: number;
+  /** How long a request waits for PostgreSQL or Elasticsearch before answering 503 (STORE_WAIT_MS). */
+  storeWaitMs: number;
   meteringEnabled: boolean;
   /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */
   meteringBufferMax: number;
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60),
     pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
+    storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',

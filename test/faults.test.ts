@@ -82,7 +82,7 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
 
 test.before(async () => {
   [redis, postgres, elastic] = await Promise.all([RedisProcess.start(), PostgresCluster.create(), TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200')]);
-  world = await createWorld({ DATABASE_URL: postgres.url('bookmeta_faults'), REDIS_URL: redis.url, ELASTICSEARCH_URL: elastic.url });
+  world = await createWorld({ STORE_WAIT_MS: '500', DATABASE_URL: postgres.url('bookmeta_faults'), REDIS_URL: redis.url, ELASTICSEARCH_URL: elastic.url });
   deps = loaderDeps(world);
   await loadSampleCatalogue(world);
   await reindex(deps, 'all', { progress: false });

@@ -14,7 +14,7 @@ import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, log);
+  const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, config.storeWaitMs, log);
   const redis = await connectRedis(config.redisUrl);
   const redisOnRequestPath = redisGuard(log);
   const cache = new ResponseCache(redis, config.redisPrefix, redisOnRequestPath);
@@ -25,7 +25,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     db,
     reads: new PointReads(db),
     redis,
-    elastic: createRequestPathElastic(config.elasticsearchUrl, log),
+    elastic: createRequestPathElastic(config.elasticsearchUrl, config.storeWaitMs, log),
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, redisOnRequestPath),

@@ -39,6 +39,9 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
     INDEX_PREFIX: `test-${name}-`,
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Answers, not outages, are what most files test: a loaded 2-core machine running every file at
+    // once can keep a search past the default wait. test/faults.test.ts sets the default back.
+    STORE_WAIT_MS: process.env.STORE_WAIT_MS ?? '5000',
     ...overrides,
   };
   const config = loadConfig(env);

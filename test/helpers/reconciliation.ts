@@ -1,25 +1,16 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { readdir, readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
+import { projectPath } from '../../src/paths.js';
 
 /**
- * The W3C Reconciliation Service API 0.2 schemas and examples, as shared with the team beside the
- * repository (shared/spec/reconciliation-0.2 next to the clone, or next to the folder of worktrees;
+ * The W3C Reconciliation Service API 0.2 schemas and examples (test/fixtures/reconciliation-0.2,
  * copied unchanged from the community group's repository), compiled with Ajv: the manifest's
  * security scheme refers to the Swagger 2.0 schema by its URL, which is the copy in
  * schemas/openapi.json.
  */
-export const RECONCILIATION_SPEC: string = (() => {
-  if (process.env.RECONCILIATION_SPEC_DIR) return process.env.RECONCILIATION_SPEC_DIR;
-  for (let dir = dirname(projectRoot); ; dir = dirname(dir)) {
-    const candidate = join(dir, 'shared', 'spec', 'reconciliation-0.2');
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) throw new Error(`shared/spec/reconciliation-0.2 not found beside ${projectRoot} or above it (or set RECONCILIATION_SPEC_DIR)`);
-  }
-})();
+export const RECONCILIATION_SPEC: string = projectPath('test', 'fixtures', 'reconciliation-0.2');
 
 const readJson = async (path: string): Promise<unknown> => JSON.parse(await readFile(path, 'utf8')) as unknown;
 

@@ -13,9 +13,6 @@ import { StoreGuard } from '../guard.js';
 
 export type Elastic = Client;
 
-// How long a request may wait for Elasticsearch (search and match answer in tens of milliseconds).
-const REQUEST_PATH_WAIT_MS = 500;
-
 /** `url` names one node, or several comma-separated: the client spreads requests over them and skips a node that is down. */
 export function createElastic(url: string): Elastic {
   return new Client({ nodes: url.split(','), requestTimeout: 30_000, maxRetries: 2 });
@@ -27,8 +24,8 @@ export function createElastic(url: string): Elastic {
  * A node that refuses connections is still skipped for another (a retry on a timeout is not: the
  * wait is spent). Without it, the client's retries and their pauses took 4 to 5 s to give up.
  */
-export function createRequestPathElastic(url: string, log: Logger): Elastic {
-  const guard = new StoreGuard('Elasticsearch', log, REQUEST_PATH_WAIT_MS, isElasticOutage);
+export function createRequestPathElastic(url: string, waitMs: number, log: Logger): Elastic {
+  const guard = new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
   class GuardedTransport extends SniffingTransport {
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithOutMeta): Promise<TResponse>;
     override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
@@ -38,7 +35,7 @@ export function createRequestPathElastic(url: string, log: Logger): Elastic {
       return guard.run(() => super.request(params, { ...options, retryBackoff: () => 0 }));
     }
   }
-  return new Client({ nodes: url.split(','), requestTimeout: REQUEST_PATH_WAIT_MS, maxRetries: 2, Transport: GuardedTransport });
+  return new Client({ nodes: url.split(','), requestTimeout: waitMs, maxRetries: 2, Transport: GuardedTransport });
 }
 
 /** Errors that say the cluster is away or overloaded, not that a request was wrong. */

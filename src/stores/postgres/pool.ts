@@ -9,8 +9,6 @@ export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(textOrConfig: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
-// How long a request may wait for PostgreSQL: a connection, a free pooled client, a query.
-const REQUEST_PATH_WAIT_MS = 500;
 // What the request path gave up on is abandoned after these too: a connection not made, a statement.
 const CONNECT_TIMEOUT_MS = 3_000;
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -27,12 +25,12 @@ export function createPool(connectionString: string, max = 10, options: pg.PoolC
 }
 
 /**
- * The API's pool, and its queries as the request path makes them: each waits at most
- * REQUEST_PATH_WAIT_MS, and PostgreSQL being away is a 503 naming it (see StoreGuard).
+ * The API's pool, and its queries as the request path makes them: each waits at most `waitMs`
+ * (a connection, a free pooled client, the query), and PostgreSQL being away is a 503 naming it (see StoreGuard).
  */
-export function createRequestPathPool(connectionString: string, max: number, log: Logger): { pool: Pool; queries: Queryable } {
+export function createRequestPathPool(connectionString: string, max: number, waitMs: number, log: Logger): { pool: Pool; queries: Queryable } {
   const pool = createPool(connectionString, max, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
-  const guard = new StoreGuard('PostgreSQL', log, REQUEST_PATH_WAIT_MS, isPostgresOutage);
+  const guard = new StoreGuard('PostgreSQL', log, waitMs, isPostgresOutage);
   return { pool, queries: { query: (textOrConfig, values) => guard.run(() => pool.query(textOrConfig, values)) } };
 }
 
