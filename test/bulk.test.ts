@@ -3,6 +3,7 @@ import { newKey, startTestServer, useApi } from './helpers/env.js';
 import { assertBadRequest } from './helpers/assertions.js';
 import { liveBooks, loadSampleCatalogue, retitle } from './helpers/catalogue.js';
 import { merge } from '../src/services/merge.js';
+import { meteredCalls } from './helpers/usage.js';
 
 // Bulk lookups: POST /v1/isbn/batch, /v1/books/batch, /v1/works/batch, /v1/authors/batch answer
 // each key as its GET does, in input order, through the same cache entries; each key is one unit
@@ -212,8 +213,7 @@ test.serial('each key draws one unit of the budget, all or none: a batch the bud
   t.regex(((await tooMany.json()) as { error: { message: string } }).error.message, /more than the whole budget of 10; send smaller batches/);
 
   await server.services.meter?.flush();
-  const { rows } = await api.world.db.query<{ method: string; route: string; status: number }>('select method, route, status from usage where kid = $1 order by at', [kid]);
-  t.deepEqual(rows, [
+  t.deepEqual(await meteredCalls(api.world.db, kid), [
     { method: 'POST', route: '/v1/isbn/batch', status: 200 },
     { method: 'POST', route: '/v1/isbn/batch', status: 429 },
     { method: 'POST', route: '/v1/works/batch', status: 400 },

@@ -10,6 +10,7 @@ import { createWorld, newKey, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
 import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
+import { meteredCount } from './helpers/usage.js';
 
 /**
  * Each store taken away for real, with a server in this process: its own redis-server (stopped and
@@ -220,7 +221,7 @@ test.serial('PostgreSQL stopped: cached lookups and known keys keep working, the
   // Redis was restarted just before: the client may still be reconnecting.
   t.true(await eventually(async () => (await api.call(cached)).headers.get('X-Cache') === 'HIT', 5_000));
   const stranger = await newKey(world, 'never-seen');
-  const usageBefore = Number((await world.db.query('select count(*) as n from usage where kid = $1', [api.kid])).rows[0]!.n);
+  const usageBefore = await meteredCount(world.db, api.kid);
   const from = api.log.length;
   let calls = 0;
   const call = (path: string) => {
@@ -248,7 +249,7 @@ test.serial('PostgreSQL stopped: cached lookups and known keys keep working, the
   t.true(await eventually(async () => (await call(`/v1/books/${books[31]!.id}`)).status === 200, 5_000));
   t.is((await fetch(`${api.server.url}${cached}`, { headers: stranger.auth })).status, 200);
   // Usage recorded while PostgreSQL was away is written once it is back.
-  t.true(await eventually(async () => Number((await world.db.query('select count(*) as n from usage where kid = $1', [api.kid])).rows[0]!.n) >= usageBefore + calls, 10_000));
+  t.true(await eventually(async () => (await meteredCount(world.db, api.kid)) >= usageBefore + calls, 10_000));
   // The guard's two lines, and the meter's, once per retry of its write (not per call).
   const lines = outageLines(from, 'PostgreSQL').map((line) => line.msg);
   t.deepEqual(

@@ -7,6 +7,7 @@ import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
 import { newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { liveBooks } from './helpers/catalogue.js';
+import { meteredCalls } from './helpers/usage.js';
 
 // The sample catalogue, indexed, so that search, match and recommendations answer too.
 let search: SearchWorld;
@@ -527,10 +528,7 @@ test('every POST /mcp is metered once, a tool call under its tool name', async (
   await client.callTool({ name: 'get_book', arguments: { id: 'bk_0000000000zz' } });
   await client.close();
   await server.services.meter!.flush();
-  const { rows } = await world.db.query<{ method: string; route: string; status: number }>(
-    'select method, route, status from usage where kid = $1 order by at',
-    [kid],
-  );
+  const rows = await meteredCalls(world.db, kid);
   const posts = rows.filter((row) => row.method === 'POST');
   t.deepEqual(posts.map((row) => row.route), ['/mcp', '/mcp', '/mcp', '/mcp tools/call lookup_isbn', '/mcp tools/call get_book']);
   t.true(posts.every((row) => row.status === 200 || row.status === 202));

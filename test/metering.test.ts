@@ -12,6 +12,7 @@ import { insertUsage } from '../src/stores/postgres/usage.js';
 import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
 import { runCli, spawnServer } from './helpers/processes.js';
+import { meteredCalls, meteredCount } from './helpers/usage.js';
 
 let world: TestWorld;
 test.before(async () => {
@@ -19,8 +20,7 @@ test.before(async () => {
 });
 test.after.always(() => world?.destroy());
 
-const usageCount = async (kid: string): Promise<number> =>
-  (await world.db.query('select count(*)::int as n from usage where kid = $1', [kid])).rows[0].n as number;
+const usageCount = (kid: string): Promise<number> => meteredCount(world.db, kid);
 
 /** An ISBN lookup by `kid`, answered now, as the server records it. */
 const isbnCall = (kid: string): UsageRecord => ({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
@@ -207,8 +207,7 @@ test.serial('each call is metered with its route pattern and status; public rout
     await fetch(`${server.url}/v1/changes?since=0`, { headers: auth });
     await fetch(`${server.url}/v1/changes?since=0`, { headers: auth }); // over the limit: 429, still metered
     await server.services.meter?.flush();
-    const { rows } = await world.db.query('select method, route, status from usage where kid = $1 order by at', [kid]);
-    t.deepEqual(rows, [
+    t.deepEqual(await meteredCalls(world.db, kid), [
       { method: 'GET', route: '/v1/isbn/:isbn', status: 400 },
       { method: 'GET', route: '/v1/books/:id', status: 404 },
       { method: 'GET', route: '/v1/changes', status: 200 },

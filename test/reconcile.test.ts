@@ -4,6 +4,7 @@ import type { Candidate } from '../src/services/reconcile.js';
 import { newKey, startTestServer } from './helpers/env.js';
 import { reconciliationExamples, reconciliationSchemas, type ReconciliationSchemas } from './helpers/reconciliation.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { meteredCalls } from './helpers/usage.js';
 
 // /reconcile as OpenRefine meets it: the manifest without a key, query batches with one, checked
 // against the W3C 0.2 schemas and answered by the same matching as /v1/match.
@@ -203,8 +204,7 @@ test('each query draws one unit of the key\'s budget; a batch the budget cannot 
   t.is((await postForm(server, queries(1), budgeted)).status, 429);
 
   await server.services.meter?.flush();
-  const { rows } = await search.world.db.query<{ method: string; route: string; status: number }>('select method, route, status from usage where kid = $1 order by at', [kid]);
-  t.deepEqual(rows, [
+  t.deepEqual(await meteredCalls(search.world.db, kid), [
     { method: 'POST', route: '/reconcile', status: 200 },
     { method: 'POST', route: '/reconcile', status: 429 },
     { method: 'POST', route: '/reconcile', status: 200 },

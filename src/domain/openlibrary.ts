@@ -1,4 +1,5 @@
 import { parseIsbn, type Isbn } from './isbn.js';
+import { quoted } from './text.js';
 
 /**
  * One line of an Open Library dump, read into what the catalogue keeps. A dump line is five
@@ -309,4 +310,3 @@ function uniqueIdentifiers(identifiers: readonly Identifier[]): Identifier[] {
 const unique = (values: readonly string[]): string[] => [...new Set(values)];
 const isString = (value: string | null): value is string => value !== null;
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const quoted = (value: string): string => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);

@@ -35,3 +35,8 @@ export function countDiacritics(s: string): number {
 export function collapseWhitespace(s: string): string {
   return s.replace(/\s+/gu, ' ').trim();
 }
+
+/** Client text quoted in a message: JSON escapes (control characters stay visible), at most 64 characters. */
+export function quoted(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+}

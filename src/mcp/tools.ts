@@ -1,12 +1,12 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod/v4';
-import { ApiError } from '../errors.js';
+import { ApiError, parseInput } from '../errors.js';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, changesSince } from '../services/changeFeed.js';
 import type { Services } from '../services/context.js';
 import { followMerges, isMerged, type Merged } from '../services/lookups.js';
 import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
-import { batchBody, batchList, LOOKUP_BATCH_MAX, matchBatch, MATCH_BATCH_MAX } from '../services/batch.js';
+import { batchBody, LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX } from '../services/batch.js';
 import { BULK_KINDS, bulkKeys, bulkLookup } from '../services/bulkLookups.js';
 import { MATCH_FIELDS, matchBook } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
@@ -291,7 +291,7 @@ const matchBooksTool = defineBatchTool({
   field: 'records',
   max: MATCH_BATCH_MAX,
   item: matchRecord,
-  read: (args) => batchList(args, 'records', MATCH_BATCH_MAX),
+  read: (args) => parseInput(matchBatchBody, args).records,
   run: async ({ services }, records) => ({ text: JSON.stringify(await matchBatch(services, records)) }),
 });
 

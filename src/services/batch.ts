@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { quoted } from '../domain/text.js';
 import { ApiError, parseInput, refused } from '../errors.js';
 import type { RateDecision } from '../stores/redis/rateLimiter.js';
 import { matchBooks, type MatchResult } from './match.js';
@@ -44,7 +45,7 @@ export function batchKeysBody<Field extends string>(field: Field, max: number, d
     const keys: string[] = (body as Record<Field, string[]>)[field];
     keys.forEach((item, index) => {
       const first = seen.get(item);
-      if (first !== undefined) context.addIssue({ code: 'custom', path: [field, index], message: `repeats ${field}[${first}] (${JSON.stringify(item.length > 64 ? `${item.slice(0, 64)}…` : item)}): give each once` });
+      if (first !== undefined) context.addIssue({ code: 'custom', path: [field, index], message: `repeats ${field}[${first}] (${quoted(item)}): give each once` });
       seen.set(item, index);
     });
   });
@@ -52,12 +53,6 @@ export function batchKeysBody<Field extends string>(field: Field, max: number, d
 
 /** POST /v1/match/batch: each record is a POST /v1/match body, checked on its own (a bad one fails only itself). */
 export const matchBatchBody = batchBody('records', MATCH_BATCH_MAX, z.unknown().meta({ description: 'A `POST /v1/match` body; checked record by record.' })).meta({ id: 'MatchBatchRequest' });
-
-/** The items of a batch body, or its 400. */
-export function batchList(body: unknown, field: string, max: number): unknown[] {
-  const parsed: Record<string, unknown[]> = parseInput(batchBody(field, max, z.unknown()), body);
-  return parsed[field]!;
-}
 
 /** The answer of POST /v1/match/batch and of the MCP tool match_books: each record as POST /v1/match answers it, or its 400's error object, in input order. */
 export async function matchBatch(services: SearchServices, records: readonly unknown[]): Promise<{ results: (MatchResult | ApiErrorJson)[] }> {

@@ -2,6 +2,7 @@ import { badRequest, gone, notFound } from '../errors.js';
 import { kindOfId, type EntityKind } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
 import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../domain/records.js';
+import { quoted } from '../domain/text.js';
 import type { PointReads } from '../stores/postgres/pointReads.js';
 
 /**
@@ -46,9 +47,6 @@ function resolve<T>(lookup: Lookup<T>, family: string, named: string, shows: (re
 }
 
 const ID_EXAMPLES: Record<EntityKind, string> = { book: 'bk_5n1x7q0c2r9a', work: 'wk_8d2m4q6s0v1x', author: 'au_3k8d0f1m2x7p' };
-
-/** Quotes client text in a message: JSON escapes (control characters stay visible) and a bound on length. */
-const quoted = (text: string): string => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 
 /**
  * Refuses, before any store sees it, text that cannot be an id of `kind`: the wrong prefix, NUL or

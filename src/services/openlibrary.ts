@@ -1,5 +1,6 @@
 import type { EntityKind } from '../domain/ids.js';
 import { olKeyKind, type OlKind } from '../domain/openlibrary.js';
+import { quoted } from '../domain/text.js';
 import { badRequest, gone, notFound } from '../errors.js';
 import { openLibraryKey, survivorOf } from '../stores/postgres/openlibraryKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
@@ -24,7 +25,7 @@ export interface OpenLibraryTarget {
 
 export async function resolveOpenLibraryKey(db: Queryable, asked: string): Promise<OpenLibraryTarget> {
   const kind = olKeyKind(asked);
-  if (!kind) throw badRequest(`invalid Open Library key: ${JSON.stringify(asked.length > 64 ? `${asked.slice(0, 64)}…` : asked)} is not of the form OL7353617M, OL45804W or OL23919A`);
+  if (!kind) throw badRequest(`invalid Open Library key: ${quoted(asked)} is not of the form OL7353617M, OL45804W or OL23919A`);
   let key = asked;
   for (let hop = 0; hop <= MAX_REDIRECT_HOPS; hop++) {
     const row = await openLibraryKey(db, key);
