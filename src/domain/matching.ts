@@ -1,6 +1,7 @@
 // Deciding whether a catalogue book is the one a messy record describes: signals from the ISBN,
 // title, author, year and publisher, combined into one confidence from 0 to 1.
 
+import { z } from 'zod/v4';
 import type { Isbn } from './isbn.js';
 import type { BookRecord } from './records.js';
 import { authorSimilarity, publisherSimilarity, titleSimilarity, yearCloseness } from './similarity.js';
@@ -17,25 +18,27 @@ export interface MatchProbe {
   publisher: string | null;
 }
 
-/**
- * What the given ISBN says about a candidate: it carries the ISBN (`match`); the ISBN is another
- * edition of the candidate's work (`other_edition`); the ISBN is a book of another work
- * (`mismatch`); no book in the catalogue has it (`unknown`); it is not a valid ISBN and was ignored
- * (`invalid`); none was given (`absent`).
- */
-export type IsbnSignal = 'match' | 'other_edition' | 'mismatch' | 'unknown' | 'invalid' | 'absent';
+const ISBN_SIGNALS = ['match', 'other_edition', 'mismatch', 'unknown', 'invalid', 'absent'] as const;
+export type IsbnSignal = (typeof ISBN_SIGNALS)[number];
 
-export interface MatchSignals {
-  isbn: IsbnSignal;
-  /** Title likeness; null when no title was given. */
-  title: number | null;
-  /** Best likeness of a given name to a credited author; null when no author was given or the book credits none. */
-  author: number | null;
-  /** Year closeness; null when no year was given or the book's is unknown. */
-  year: number | null;
-  /** Publisher likeness; null when no publisher was given or the book's is unknown. */
-  publisher: number | null;
-}
+const likeness = (description: string) => z.number().min(0).max(1).nullable().meta({ description });
+
+/** The signals of one candidate, each from 0 to 1 (null when the record or the book lacks it), and what the ISBN says. */
+export const matchSignals = z
+  .object({
+    isbn: z.enum(ISBN_SIGNALS).meta({
+      description:
+        '`match`: the book carries the ISBN; `other_edition`: the ISBN is another edition of this book\'s work; `mismatch`: the ISBN is a book of another work; ' +
+        '`unknown`: no catalogue book has the ISBN; `invalid`: not a valid ISBN, ignored; `absent`: none given.',
+    }),
+    title: likeness('Title likeness; null when no title was given.'),
+    author: likeness('Likeness of the best pair of a given and a credited name; null when no author was given or the book credits none.'),
+    year: likeness('1 for the same year, fading over ten years; null when no year was given or the book\'s is unknown.'),
+    publisher: likeness('Publisher likeness; null when none was given or the book\'s is unknown.'),
+  })
+  .meta({ id: 'MatchSignals' });
+
+export type MatchSignals = z.output<typeof matchSignals>;
 
 export interface Assessment {
   confidence: number;

@@ -1,10 +1,17 @@
 import { createDocument, type oas31, type ZodOpenApiOverride, type ZodOpenApiPathItemObject, type ZodOpenApiResponseObject, type ZodOpenApiSchemaObject } from 'zod-openapi';
+import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
 import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../domain/records.js';
 import { errorBody } from '../errors.js';
 import { BATCH_BODY_LIMIT_BYTES } from './middleware/batchBudget.js';
-import { LOOKUP_BATCH_MAX, MATCH_BATCH_MAX, matchBatchBody } from '../services/batch.js';
+import { LOOKUP_BATCH_MAX, MATCH_BATCH_MAX, matchBatchBody, matchBatchResult } from '../services/batch.js';
 import { BULK_KINDS, type BulkKind } from '../services/bulkLookups.js';
 import { changePage, changesQuery } from '../services/changeFeed.js';
+import { health } from '../services/health.js';
+import { mergedBody } from '../services/lookups.js';
+import { matchRequest, matchResult } from '../services/match.js';
+import { openLibraryTarget } from '../services/openlibrary.js';
+import { queryBatch, resultBatch } from '../services/reconcile.js';
+import { tools } from '../mcp/tools.js';
 import { recommendQuery, recommendations } from '../services/recommend.js';
 import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery } from '../services/search.js';
 
@@ -18,8 +25,6 @@ import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery } 
 type Schema = ZodOpenApiSchemaObject;
 type Response = ZodOpenApiResponseObject;
 
-const ref = (name: string): oas31.ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (type: oas31.SchemaObjectType, extra: oas31.SchemaObject = {}): oas31.SchemaObject => ({ type: [type, 'null'], ...extra });
 
 const errorResponse = (description: string): Response => ({
   description,
@@ -76,7 +81,7 @@ const idParameter = (what: 'book' | 'work' | 'author'): oas31.ParameterObject =>
 const merged = (family: string): Response => ({
   description: `The id was merged; \`Location\` points at the final survivor under \`/v1/${family}/\`. Clients follow it; the old id keeps answering forever.`,
   headers: { Location: { schema: { type: 'string' } } },
-  content: { 'application/json': { schema: ref('Merged') } },
+  content: { 'application/json': { schema: mergedBody } },
 });
 
 const deletedRecord = errorResponse(
@@ -110,8 +115,6 @@ const SHORT_CACHE =
   'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
 
 const query = (name: string, description: string, schema: oas31.SchemaObject): oas31.ParameterObject => ({ name, in: 'query', required: false, description, schema });
-
-const unitInterval = (description: string): oas31.SchemaObject => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
 
 const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
   '/v1/books/search': {
@@ -161,15 +164,16 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         'or a title matched only without the book\'s subtitle, counts a little less; a record title that says more than the book\'s, such as an imprint in parentheses, counts ' +
         'clearly less, as it may name another book of that title); authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
-        'Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.85 with no author given, 0.8 when the book credits nobody); ' +
-        'times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: 0.75 + 0.25 × that. Otherwise an ISBN of another ' +
-        'book (`mismatch`) or an ISBN no book has (`unknown`: the edition is not in the catalogue) multiplies by 0.8. The best candidate is the `match` when its confidence is at least 0.75 ' +
+        `Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (${TITLE_ALONE} with no author given, 0.8 when the book credits nobody); ` +
+        `times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: ${MATCH_THRESHOLD} + ${1 - MATCH_THRESHOLD} × that. Otherwise an ISBN of another ` +
+        'book (`mismatch`) or an ISBN no book has (`unknown`: the edition is not in the catalogue) multiplies by 0.8. ' +
+        `The best candidate is the \`match\` when its confidence is at least ${MATCH_THRESHOLD} ` +
         '(tuned so that records of books not in the catalogue are almost never matched); otherwise `match` is null and the candidates show what came closest. ' +
         'Year and publisher mostly choose among editions of one work. ' +
         SHORT_CACHE,
-      requestBody: { required: true, content: { 'application/json': { schema: ref('MatchRequest') } } },
+      requestBody: { required: true, content: { 'application/json': { schema: matchRequest.meta({ id: 'MatchRequest' }) } } },
       responses: {
-        '200': { description: 'The best match (or null), its confidence and signals, and the closest candidates.', headers: rateHeaders, content: { 'application/json': { schema: ref('MatchResult') } } },
+        '200': { description: 'The best match (or null), its confidence and signals, and the closest candidates.', headers: rateHeaders, content: { 'application/json': { schema: matchResult } } },
         '400': errorResponse(
           'Neither `title` nor `isbn` (`title or isbn required`); malformed JSON (`malformed JSON body`) or a body that is not an object; a field of the wrong type ' +
             '(`year must be an integer such as 1997`), too long (500 characters) or unknown; or only an `isbn` that is not a valid ISBN.',
@@ -198,53 +202,6 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         '404': errorResponse('No such book; the message names the id.'),
         ...commonErrors,
       },
-    },
-  },
-};
-
-const searchSchemas: Record<string, Schema> = {
-  MatchRequest: {
-    type: 'object',
-    description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.',
-    additionalProperties: false,
-    properties: {
-      title: { type: ['string', 'null'], maxLength: 500, description: 'As written anywhere: with or without subtitle, series, article.', example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' },
-      isbn: { type: ['string', 'null'], maxLength: 500, description: 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`).' },
-      author: { type: ['string', 'null'], maxLength: 500, description: 'One name or a credit line ("Rowling, J.K.; Mary GrandPré").', example: 'Rowling, J.K.' },
-      year: { type: ['integer', 'null'], description: 'Publication year.' },
-      publisher: { type: ['string', 'null'], maxLength: 500 },
-    },
-  },
-  MatchSignals: {
-    type: 'object',
-    required: ['isbn', 'title', 'author', 'year', 'publisher'],
-    properties: {
-      isbn: {
-        type: 'string',
-        enum: ['match', 'other_edition', 'mismatch', 'unknown', 'invalid', 'absent'],
-        description:
-          '`match`: the book carries the ISBN; `other_edition`: the ISBN is another edition of this book\'s work; `mismatch`: the ISBN is a book of another work; ' +
-          '`unknown`: no catalogue book has the ISBN; `invalid`: not a valid ISBN, ignored; `absent`: none given.',
-      },
-      title: unitInterval('Title likeness; null when no title was given.'),
-      author: unitInterval('Likeness of the best pair of a given and a credited name; null when no author was given or the book credits none.'),
-      year: unitInterval('1 for the same year, fading over ten years; null when no year was given or the book\'s is unknown.'),
-      publisher: unitInterval('Publisher likeness; null when none was given or the book\'s is unknown.'),
-    },
-  },
-  MatchCandidate: {
-    type: 'object',
-    required: ['confidence', 'signals', 'book'],
-    properties: { confidence: { type: 'number', minimum: 0, maximum: 1 }, signals: ref('MatchSignals'), book: ref('Book') },
-  },
-  MatchResult: {
-    type: 'object',
-    required: ['match', 'confidence', 'signals', 'candidates'],
-    properties: {
-      match: { oneOf: [ref('Book'), { type: 'null' }], description: 'The best candidate when its confidence is at least 0.75, else null.' },
-      confidence: { type: 'number', minimum: 0, maximum: 1, description: 'Of the best candidate, match or not; 0 when there is no candidate.' },
-      signals: ref('MatchSignals'),
-      candidates: { type: 'array', items: ref('MatchCandidate'), maxItems: 5, description: 'The best edition of each of the closest works, best first; the first is the match when there is one.' },
     },
   },
 };
@@ -342,7 +299,7 @@ const batchPaths: Record<string, ZodOpenApiPathItemObject> = {
           headers: rateHeaders,
           content: {
             'application/json': {
-              schema: ref('MatchBatchResult'),
+              schema: matchBatchResult,
               example: { results: [{ match: { id: 'bk_5n1x7q0c2r9a', title: 'The Hunger Games' }, confidence: 0.985, signals: { isbn: 'absent', title: 1, author: 1, year: 1, publisher: null }, candidates: [] }, { error: { code: 'bad_request', message: 'title or isbn required' } }] },
             },
           },
@@ -384,7 +341,7 @@ const batchPaths: Record<string, ZodOpenApiPathItemObject> = {
         content: {
           'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['queries'], properties: { queries: { type: 'string', description: 'The query batch as JSON.' } } } },
           'application/json': {
-            schema: { type: 'object', additionalProperties: ref('ReconciliationQuery') },
+            schema: queryBatch,
             example: { q0: { query: 'The Hunger Games', properties: [{ pid: 'author', v: 'Suzanne Collins' }] }, q1: { query: 'Rowling, J.K.', type: 'author', limit: 1 } },
           },
         },
@@ -395,7 +352,7 @@ const batchPaths: Record<string, ZodOpenApiPathItemObject> = {
           headers: rateHeaders,
           content: {
             'application/json': {
-              schema: { type: 'object', additionalProperties: { type: 'object', required: ['result'], properties: { result: { type: 'array', items: ref('ReconciliationCandidate') } } } },
+              schema: resultBatch,
               example: { q0: { result: [{ id: 'bk_5n1x7q0c2r9a', name: 'The Hunger Games', description: 'Suzanne Collins · 2008 · Scholastic Press · ISBN 9780439023481', score: 98.5, match: true, features: [{ id: 'confidence', value: 0.985 }, { id: 'title', value: 1 }, { id: 'author', value: 1 }], type: [{ id: 'book', name: 'Book' }] }] } },
             },
           },
@@ -417,39 +374,6 @@ const batchPaths: Record<string, ZodOpenApiPathItemObject> = {
       responses: {
         '200': { description: 'Matching properties.', content: { 'application/json': { schema: { type: 'object' }, example: { result: [{ id: 'publisher', name: 'Publisher', description: "The publisher's name." }] } } } },
       },
-    },
-  },
-};
-
-const batchSchemas: Record<string, Schema> = {
-  MatchBatchResult: {
-    type: 'object',
-    required: ['results'],
-    properties: { results: { type: 'array', items: { oneOf: [ref('MatchResult'), ref('Error')] }, description: 'In input order.' } },
-  },
-  ReconciliationQuery: {
-    type: 'object',
-    description: 'A 0.2 reconciliation query: `query` or a non-empty `properties` is required.',
-    additionalProperties: false,
-    properties: {
-      query: { type: 'string', description: 'A title (book, work) or a name (author).' },
-      type: { oneOf: [{ type: 'string', enum: ['book', 'work', 'author'] }, { type: 'array', items: { type: 'string' } }], description: 'The first known one counts; `book` when absent.' },
-      limit: { type: 'integer', minimum: 1, description: 'Candidates at most (default 3; books and works at most 5, authors 25).' },
-      properties: { type: 'array', items: { type: 'object', required: ['pid', 'v'], properties: { pid: { type: 'string', enum: ['author', 'isbn', 'year', 'publisher'] }, v: {} } } },
-      type_strict: { type: 'string', enum: ['any', 'should', 'all'] },
-    },
-  },
-  ReconciliationCandidate: {
-    type: 'object',
-    required: ['id', 'name', 'score', 'match', 'features', 'type'],
-    properties: {
-      id: { type: 'string', description: 'A `bk_`, `wk_` or `au_` id.' },
-      name: { type: 'string' },
-      description: { type: 'string' },
-      score: { type: 'number', minimum: 0, maximum: 100 },
-      match: { type: 'boolean' },
-      features: { type: 'array', items: { type: 'object', required: ['id', 'value'], properties: { id: { type: 'string' }, value: { type: ['number', 'boolean'] } } } },
-      type: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } },
     },
   },
 };
@@ -483,8 +407,8 @@ export const openApiDocument = createDocument({
         description: 'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not. `metering.dropped` counts usage records lost to a full buffer.',
         security: [],
         responses: {
-          '200': { description: 'Every dependency is up.', content: { 'application/json': { schema: ref('Health') } } },
-          '503': { description: 'At least one dependency is down.', content: { 'application/json': { schema: ref('Health') } } },
+          '200': { description: 'Every dependency is up.', content: { 'application/json': { schema: health } } },
+          '503': { description: 'At least one dependency is down.', content: { 'application/json': { schema: health } } },
         },
       },
     },
@@ -556,7 +480,7 @@ export const openApiDocument = createDocument({
           '301': {
             description: 'Our record: `Location` is its URL.',
             headers: { Location: { schema: { type: 'string' } }, ...rateHeaders },
-            content: { 'application/json': { schema: { type: 'object', required: ['id', 'location'], properties: { id: { type: 'string' }, location: { type: 'string' } } }, example: { id: 'bk_5n1x7q0c2r9a', location: '/v1/books/bk_5n1x7q0c2r9a' } } },
+            content: { 'application/json': { schema: openLibraryTarget } },
           },
           '400': errorResponse('Not an Open Library key of the form `OL7353617M`, `OL45804W` or `OL23919A` (`code` `bad_request`).'),
           '404': errorResponse('No record with this key has been imported.'),
@@ -587,8 +511,9 @@ export const openApiDocument = createDocument({
         summary: 'MCP endpoint (streamable HTTP)',
         description:
           'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
-          '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. Tools: lookup_isbn, get_book, get_work, ' +
-          'get_author, search_books, search_authors, match_book, recommend_books, list_changes; each returns, as text, the JSON its `/v1` route returns for the same request, ' +
+          '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. ' +
+          `Tools: ${tools.map((tool) => tool.name).join(', ')}; each returns, as text, the JSON its \`/v1\` route returns for the same request ` +
+          '(a batch tool, its batch route\'s), ' +
           'and a failing one the API\'s error JSON with `isError` set; a merged id is followed to the survivor, with a second text item saying so. ' +
           'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool); a 401 comes before any MCP message is read. GET and DELETE answer 405.',
         requestBody: {
@@ -610,31 +535,6 @@ export const openApiDocument = createDocument({
   components: {
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: 'An API key `svc_live_<kid>_<secret>`, issued by hand. Send it once, after `Bearer `.' },
-    },
-    schemas: {
-      Merged: {
-        type: 'object',
-        required: ['merged_into', 'location'],
-        properties: { merged_into: { type: 'string' }, location: { type: 'string' } },
-      },
-      ...searchSchemas,
-      ...batchSchemas,
-      Health: {
-        type: 'object',
-        required: ['status', 'checks', 'metering'],
-        properties: {
-          status: { type: 'string', enum: ['ok', 'degraded'] },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'object',
-              required: ['status', 'latency_ms'],
-              properties: { status: { type: 'string', enum: ['up', 'down'] }, latency_ms: { type: 'number' }, error: { type: 'string' } },
-            },
-          },
-          metering: { type: 'object' },
-        },
-      },
     },
   },
 }, { override: withoutSafeIntegerBounds });

@@ -8,7 +8,7 @@ import { followMerges, isMerged, type Merged } from '../services/lookups.js';
 import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
 import { batchBody, LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX } from '../services/batch.js';
 import { BULK_KINDS, bulkKeys, bulkLookup } from '../services/bulkLookups.js';
-import { MATCH_FIELDS, matchBook } from '../services/match.js';
+import { matchBook, matchRequest } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
 
@@ -127,7 +127,6 @@ const describeIssue = (issue: z.core.$ZodIssue): string =>
 const requiredText = (name: string, missing = `${name} is required`) =>
   z.string({ error: (issue) => (issue.input === undefined ? missing : `${name} must be a string`) });
 
-const optionalText = (name: string) => z.string({ error: `${name} must be a string` }).optional();
 
 /** An optional integer, handed to the service as the text a query string would carry; the range is the service's to check. */
 const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
@@ -251,18 +250,6 @@ const searchAuthorsTool = defineTool({
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, params)) }),
 });
 
-/** A record to match: the body of POST /v1/match, typed as the HTTP API takes it. */
-const matchRecord = z.strictObject(
-  {
-    title: optionalText('title').describe('The title as you have it; subtitle and series in parentheses may stay.'),
-    isbn: optionalText('isbn').describe('An ISBN-10 or ISBN-13, if you have one. At least one of title and isbn is required.'),
-    author: optionalText('author').describe('An author\'s name in any common form ("J.R.R. Tolkien", "Tolkien, J. R. R.").'),
-    year: z.int({ error: 'year must be an integer such as 1997' }).optional().describe('Year of publication, e.g. 1954.'),
-    publisher: optionalText('publisher').describe('Publisher, if known.'),
-  },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : undefined) },
-);
-
 const MATCH_ANSWER =
   `{match, confidence, signals, candidates}: match is the best book when confidence >= ${MATCH_THRESHOLD}, else null (the catalogue probably lacks the book; ` +
   `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
@@ -276,7 +263,7 @@ const matchBookTool = defineTool({
     'Prefer this over search_books when you want the single best book for a citation or a reading-list line; give every field you have: the author and year ' +
     'tell apart books of the same title and editions of one work. ' +
     `Answers ${MATCH_ANSWER}`,
-  input: matchRecord,
+  input: matchRequest,
   run: async ({ services }, fields) => ({ text: JSON.stringify(await matchBook(services, fields)) }),
 });
 
@@ -290,7 +277,7 @@ const matchBooksTool = defineBatchTool({
     'A record that is not a valid match request (no title or isbn, an unknown field, a wrong type) answers {error: {code: "bad_request", message}} in its place, without failing the others.',
   field: 'records',
   max: MATCH_BATCH_MAX,
-  item: matchRecord,
+  item: matchRequest,
   read: (args) => parseInput(matchBatchBody, args).records,
   run: async ({ services }, records) => ({ text: JSON.stringify(await matchBatch(services, records)) }),
 });

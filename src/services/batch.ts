@@ -1,11 +1,9 @@
 import { z } from 'zod/v4';
 import { quoted } from '../domain/text.js';
-import { ApiError, parseInput, refused } from '../errors.js';
+import { ApiError, errorBody, refused } from '../errors.js';
 import type { RateDecision } from '../stores/redis/rateLimiter.js';
-import { matchBooks, type MatchResult } from './match.js';
+import { matchBooks, matchResult } from './match.js';
 import type { SearchServices } from './search.js';
-
-type ApiErrorJson = ReturnType<ApiError['toJSON']>;
 
 /**
  * The shape every batch request shares: one JSON object naming one list, `{"<field>": [...]}`, of
@@ -54,8 +52,12 @@ export function batchKeysBody<Field extends string>(field: Field, max: number, d
 /** POST /v1/match/batch: each record is a POST /v1/match body, checked on its own (a bad one fails only itself). */
 export const matchBatchBody = batchBody('records', MATCH_BATCH_MAX, z.unknown().meta({ description: 'A `POST /v1/match` body; checked record by record.' })).meta({ id: 'MatchBatchRequest' });
 
+export const matchBatchResult = z
+  .object({ results: z.array(z.union([matchResult, errorBody])).meta({ description: 'In input order.' }) })
+  .meta({ id: 'MatchBatchResult' });
+
 /** The answer of POST /v1/match/batch and of the MCP tool match_books: each record as POST /v1/match answers it, or its 400's error object, in input order. */
-export async function matchBatch(services: SearchServices, records: readonly unknown[]): Promise<{ results: (MatchResult | ApiErrorJson)[] }> {
+export async function matchBatch(services: SearchServices, records: readonly unknown[]): Promise<z.output<typeof matchBatchResult>> {
   const answers = await matchBooks(services, records);
   return { results: answers.map((answer) => (answer instanceof ApiError ? answer.toJSON() : answer)) };
 }

@@ -1,17 +1,26 @@
+import { z } from 'zod/v4';
 import type { MeterHealth } from './meter.js';
 import type { Services } from './context.js';
 
-export interface DependencyHealth {
-  status: 'up' | 'down';
-  latency_ms: number;
-  error?: string;
-}
+const dependencyHealth = z.object({ status: z.enum(['up', 'down']), latency_ms: z.number(), error: z.string().optional() });
 
-export interface Health {
-  status: 'ok' | 'degraded';
-  checks: Record<string, DependencyHealth>;
-  metering: MeterHealth | { enabled: false };
-}
+const meterHealth = z.object({
+  pending: z.int().meta({ description: 'Usage records not yet stored.' }),
+  dropped: z.int().meta({ description: 'Usage records lost to a full buffer.' }),
+  lastError: z.string().nullable().meta({ description: 'Why the last write failed, while it is failing.' }),
+}) satisfies z.ZodType<MeterHealth>;
+
+/** GET /health's body, whether 200 or 503. */
+export const health = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    checks: z.record(z.string(), dependencyHealth).meta({ description: 'Each dependency by name: `postgres`, `redis`, `elasticsearch`.' }),
+    metering: z.union([meterHealth, z.object({ enabled: z.literal(false) })]),
+  })
+  .meta({ id: 'Health' });
+
+type DependencyHealth = z.output<typeof dependencyHealth>;
+export type Health = z.output<typeof health>;
 
 const TIMEOUT_MS = 2_000;
 

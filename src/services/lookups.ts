@@ -1,3 +1,4 @@
+import { z } from 'zod/v4';
 import { badRequest, gone, notFound } from '../errors.js';
 import { kindOfId, type EntityKind } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
@@ -16,6 +17,11 @@ export interface Merged {
   mergedInto: string;
   location: string;
 }
+
+/** The body of a lookup's 301 for a merged id. */
+export const mergedBody = z
+  .object({ merged_into: z.string().meta({ description: 'The final survivor\'s id.' }), location: z.string().meta({ description: 'Its URL, as in `Location`.' }) })
+  .meta({ id: 'Merged' });
 
 export const isMerged = (answer: object): answer is Merged => 'mergedInto' in answer;
 

@@ -1,9 +1,10 @@
 import { parseIsbn } from '../domain/isbn.js';
-import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe, type MatchSignals } from '../domain/matching.js';
-import type { BookRecord } from '../domain/records.js';
+import { z } from 'zod/v4';
+import { assess, isbnSignal, MATCH_THRESHOLD, matchSignals, type MatchProbe } from '../domain/matching.js';
+import { bookRecord, type BookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, parseInput } from '../errors.js';
 import { matchCandidates, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
 import { perTurn } from '../stores/perTurn.js';
@@ -23,52 +24,70 @@ export const MATCH_CANDIDATES_SHOWN = 5;
 const CANDIDATE_POOL = 30;
 const TEXT_MAX_LENGTH = 500;
 
-export const MATCH_FIELDS = ['title', 'isbn', 'author', 'year', 'publisher'] as const;
+const MATCH_FIELDS = ['title', 'isbn', 'author', 'year', 'publisher'] as const;
 
-export interface MatchCandidate {
-  confidence: number;
-  signals: MatchSignals;
-  book: BookRecord;
-}
+/** A text field: collapsed whitespace, and empty counts as absent. */
+const textField = (name: string, description: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .max(TEXT_MAX_LENGTH, `${name} must be at most ${TEXT_MAX_LENGTH} characters`)
+    .nullish()
+    .transform((value) => (value === undefined || value === null ? null : collapseWhitespace(value) || null))
+    .meta({ description });
 
-export interface MatchResult {
-  /** The best candidate when its confidence reaches the threshold, else null. */
-  match: BookRecord | null;
-  /** Confidence of the best candidate (0 when there is none), whether or not it is the match. */
-  confidence: number;
-  /** Signals of the best candidate. */
-  signals: MatchSignals;
-  candidates: MatchCandidate[];
-}
+/**
+ * The body of POST /v1/match, checked for its fields' types (and read by the MCP tools as their
+ * arguments); parseMatchRequest adds what the fields must say together. Without an `id`, so that
+ * the tools' input schemas show it inline.
+ */
+export const matchRequest = z
+  .strictObject(
+    {
+      title: textField('title', 'As written anywhere: with or without subtitle, series in parentheses, leading article.').meta({ example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' }),
+      isbn: textField('isbn', 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.'),
+      author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({ example: 'Rowling, J.K.' }),
+      year: z
+        .int({ error: 'year must be an integer such as 1997' })
+        .min(-9999, 'year must be an integer such as 1997')
+        .max(9999, 'year must be an integer such as 1997')
+        .nullish()
+        .transform((value) => value ?? null)
+        .meta({ description: 'Year of publication, e.g. 1997.' }),
+      publisher: textField('publisher', 'Publisher, if known.'),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : 'request body must be a JSON object',
+    },
+  )
+  .meta({ description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.' });
 
-function textField(body: Record<string, unknown>, name: string): string | null {
-  const value = body[name];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
-  const text = collapseWhitespace(value);
-  if (text.length > TEXT_MAX_LENGTH) throw badRequest(`${name} must be at most ${TEXT_MAX_LENGTH} characters`);
-  return text === '' ? null : text;
-}
+export const matchCandidate = z
+  .object({ confidence: z.number().min(0).max(1), signals: matchSignals, book: bookRecord })
+  .meta({ id: 'MatchCandidate' });
 
-function yearField(body: Record<string, unknown>): number | null {
-  const value = body.year;
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 9999) throw badRequest('year must be an integer such as 1997');
-  return value;
-}
+export const matchResult = z
+  .object({
+    match: bookRecord.nullable().meta({ description: `The best candidate when its confidence is at least ${MATCH_THRESHOLD}, else null.` }),
+    confidence: z.number().min(0).max(1).meta({ description: 'Of the best candidate, match or not; 0 when there is no candidate.' }),
+    signals: matchSignals.meta({ description: 'Signals of the best candidate.' }),
+    candidates: z
+      .array(matchCandidate)
+      .max(MATCH_CANDIDATES_SHOWN)
+      .meta({ description: 'The best edition of each of the closest works, best first; the first is the match when there is one.' }),
+  })
+  .meta({ id: 'MatchResult' });
+
+export type MatchCandidate = z.output<typeof matchCandidate>;
+export type MatchResult = z.output<typeof matchResult>;
 
 /** Validates a match request body; an empty title or ISBN counts as absent. */
 export function parseMatchRequest(body: unknown): MatchProbe {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('request body must be a JSON object');
-  const fields = body as Record<string, unknown>;
-  const unknown = Object.keys(fields).find((key) => !(MATCH_FIELDS as readonly string[]).includes(key));
-  if (unknown !== undefined) throw badRequest(`unknown field "${unknown}": the fields are ${MATCH_FIELDS.join(', ')}`);
-  const title = textField(fields, 'title');
-  const isbnText = textField(fields, 'isbn');
+  const { title, isbn: isbnText, author, year, publisher } = parseInput(matchRequest, body);
   if (title === null && isbnText === null) throw badRequest('title or isbn required');
   const isbn = isbnText === null ? null : parseIsbn(isbnText);
   if (title === null && isbn === null) throw badRequest(`isbn "${isbnText}" is not a valid ISBN-10 or ISBN-13, and there is no title to match instead`);
-  return { title, isbnText, isbn, author: textField(fields, 'author'), year: yearField(fields), publisher: textField(fields, 'publisher') };
+  return { title, isbnText, isbn, author, year, publisher };
 }
 
 /** The live book with this ISBN, following a merge to the survivor. */
@@ -108,7 +127,7 @@ async function assessedCandidates({ db, elastic, indices }: SearchServices, prob
   });
 }
 
-function matchResult(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult {
+function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult {
   const best = candidates[0];
   if (best === undefined) {
     const isbn = probe.isbnText === null ? 'absent' : probe.isbn === null ? 'invalid' : 'unknown';
@@ -131,7 +150,7 @@ async function findMatches(services: SearchServices, probes: readonly MatchProbe
     const typos = await assessedCandidates(services, retried.map((index) => probes[index]!), retried.map((index) => isbnBooks[index]!), 'typos');
     retried.forEach((index, at) => (candidates[index] = typos[at]!));
   }
-  return probes.map((probe, index) => matchResult(probe, candidates[index]!));
+  return probes.map((probe, index) => resultFor(probe, candidates[index]!));
 }
 
 const matchKey = (probe: MatchProbe): string => `match:${JSON.stringify(probe)}`;

@@ -1,3 +1,4 @@
+import { z } from 'zod/v4';
 import type { EntityKind } from '../domain/ids.js';
 import { olKeyKind, type OlKind } from '../domain/openlibrary.js';
 import { quoted } from '../domain/text.js';
@@ -18,10 +19,10 @@ const FAMILY: Record<OlKind, { kind: EntityKind; path: string }> = {
 };
 const MAX_REDIRECT_HOPS = 5;
 
-export interface OpenLibraryTarget {
-  id: string;
-  location: string;
-}
+/** The body of GET /v1/openlibrary/{key}'s 301: our record for the key. */
+export const openLibraryTarget = z.object({ id: z.string(), location: z.string() }).meta({ id: 'OpenLibraryTarget', example: { id: 'bk_5n1x7q0c2r9a', location: '/v1/books/bk_5n1x7q0c2r9a' } });
+
+export type OpenLibraryTarget = z.output<typeof openLibraryTarget>;
 
 export async function resolveOpenLibraryKey(db: Queryable, asked: string): Promise<OpenLibraryTarget> {
   const kind = olKeyKind(asked);

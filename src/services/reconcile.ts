@@ -70,14 +70,20 @@ export function suggestProperties(prefix: string | undefined) {
 const propertyValue = z.union([z.string(), z.number(), z.boolean(), z.object({ id: z.string(), name: z.string().optional() })]);
 const reconciliationQuery = z
   .strictObject({
-    query: z.string().optional(),
-    type: z.union([z.string(), z.array(z.string())]).optional(),
-    limit: z.number().int().positive().optional(),
-    properties: z.array(z.object({ pid: z.string(), v: z.union([propertyValue, z.array(propertyValue)]) })).optional(),
+    query: z.string().optional().meta({ description: 'A title (book, work) or a name (author).' }),
+    type: z.union([z.string(), z.array(z.string())]).optional().meta({ description: `The first known one counts (${RECONCILE_TYPES.map((type) => `\`${type.id}\``).join(', ')}); \`book\` when absent.` }),
+    limit: z.int().positive().optional().meta({ description: `Candidates at most (default ${DEFAULT_LIMIT}; books and works at most ${MATCH_CANDIDATES_SHOWN}, authors ${AUTHOR_MAX_LIMIT}).` }),
+    properties: z
+      .array(z.object({ pid: z.string(), v: z.union([propertyValue, z.array(propertyValue)]) }))
+      .optional()
+      .meta({ description: `Property values: ${RECONCILE_PROPERTIES.map((property) => `\`${property.id}\``).join(', ')}; others are ignored.` }),
     type_strict: z.enum(['any', 'should', 'all']).optional(),
   })
-  .refine((query) => query.query !== undefined || (query.properties?.length ?? 0) > 0, { message: 'query or a non-empty properties is required' });
-const queryBatch = z.record(z.string(), reconciliationQuery);
+  .refine((query) => query.query !== undefined || (query.properties?.length ?? 0) > 0, { message: 'query or a non-empty properties is required' })
+  .meta({ id: 'ReconciliationQuery', description: 'A 0.2 reconciliation query: `query` or a non-empty `properties` is required.' });
+
+/** A query batch: queries by the client's ids ("q0", "q1", ...). */
+export const queryBatch = z.record(z.string(), reconciliationQuery);
 
 export type ReconciliationQuery = z.output<typeof reconciliationQuery>;
 type PropertyValue = z.output<typeof propertyValue>;
@@ -95,15 +101,24 @@ export function parseQueryBatch(batch: unknown): [string, ReconciliationQuery][]
   return queries;
 }
 
-export interface Candidate {
-  id: string;
-  name: string;
-  description?: string;
-  score: number;
-  match: boolean;
-  features: { id: string; value: number | boolean }[];
-  type: { id: TypeId; name: string }[];
-}
+const typeIds = RECONCILE_TYPES.map((type) => type.id) as [TypeId, ...TypeId[]];
+
+const candidate = z
+  .object({
+    id: z.string().meta({ description: 'A `bk_`, `wk_` or `au_` id.' }),
+    name: z.string(),
+    description: z.string().optional(),
+    score: z.number().min(0).max(100).meta({ description: 'Our confidence on 0 to 100.' }),
+    match: z.boolean().meta({ description: 'True only for the candidate `POST /v1/match` would return as its match (authors: the same name, and no other candidate\'s).' }),
+    features: z.array(z.object({ id: z.string(), value: z.union([z.number(), z.boolean()]) })).meta({ description: 'The signals: `confidence`, then those of the match.' }),
+    type: z.array(z.object({ id: z.enum(typeIds), name: z.string() })),
+  })
+  .meta({ id: 'ReconciliationCandidate' });
+
+export type Candidate = z.output<typeof candidate>;
+
+/** The answer to a query batch: for each query id, its candidates, best first. */
+export const resultBatch = z.record(z.string(), z.object({ result: z.array(candidate) }));
 
 const typeRef = (id: TypeId) => ({ id, name: RECONCILE_TYPES.find((type) => type.id === id)!.name });
 
@@ -206,7 +221,7 @@ async function authorCandidates(services: SearchServices, name: string, limit: n
  * candidates. Each candidate list is at most `limit` long (default 3; 5 for books and works,
  * which is all /v1/match shows).
  */
-export async function reconcile(services: SearchServices, queries: readonly [string, ReconciliationQuery][]): Promise<Record<string, { result: Candidate[] }>> {
+export async function reconcile(services: SearchServices, queries: readonly [string, ReconciliationQuery][]): Promise<z.output<typeof resultBatch>> {
   const typed = queries.map(([id, query]) => ({ id, query, type: typeOf(query), limit: query.limit ?? DEFAULT_LIMIT }));
   const matched = typed.filter(({ type }) => type === 'book' || type === 'work');
   const answers = await matchBooks(services, matched.map(({ query }) => matchRecord(query)));
