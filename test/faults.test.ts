@@ -161,6 +161,32 @@ test.serial('Elasticsearch stalled: a search waits at most its bound, then 503; 
   }
 });
 
+test.serial('Elasticsearch slow: a batch waits longer than one search, by its size; a search past its wait is a 503, and one slow answer does not make the store count as away', async (t) => {
+  // Every answer of Elasticsearch 400 ms late, against a wait of 300 ms for one search: 1,770 ms for a batch's 50.
+  const slow = await startApi({ storeWaitMs: 300 });
+  const batchBooks = await liveBooks(world.db, 50, { withIsbn: true });
+  // Title and ISBN: each is matched in the first round, so the batch makes one _msearch of 50 searches.
+  const records = batchBooks.map((book) => ({ title: book.title, isbn: book.isbn_13 }));
+  elastic.delay(400);
+  try {
+    const batch = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records }) });
+    t.is(batch.status, 200, JSON.stringify(batch.body).slice(0, 300));
+    const results = batch.body.results as { match: { id: string } | null }[];
+    t.deepEqual(results.map((result) => result.match?.id), batchBooks.map((book) => book.id));
+
+    const single = await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) });
+    t.is(single.status, 503, JSON.stringify(single.body));
+    t.is(single.body.error?.code, 'unavailable');
+    t.true(single.ms < 1_000, `${single.ms} ms`);
+  } finally {
+    await elastic.open();
+  }
+  // One wait that ran out is a slow answer, not an outage: the next search is answered.
+  t.is((await slow.call(`/v1/books/search?q=${nextQuery()}`)).status, 200);
+  t.deepEqual(slow.log.filter((line) => line.store === 'Elasticsearch').map((line) => line.msg), []);
+  await slow.server.stop();
+});
+
 test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL; the cache serves again on SIGCONT', async (t) => {
   const path = `/v1/isbn/${books[4]!.isbn_13}`;
   await api.call(path);

@@ -10,6 +10,18 @@ const RETRY_AFTER_MS = 1_000;
 const TIMEOUTS_TO_TRIP = 3;
 // An outage is logged when it starts, then at most this often (with the count of calls it failed).
 const REPORT_EVERY_MS = 10_000;
+// A request carrying several items (the searches of one _msearch) waits this share of the base wait more for each item past the first.
+const WAIT_PER_EXTRA_ITEM = 0.1;
+
+/**
+ * How long a request carrying `items` may wait: the base wait for one, and a tenth of it more for
+ * each other. A store does a batch's items in a few parallel lanes, so a batch takes longer than
+ * one request, but far less than as many requests one after another; a store that is away still
+ * fails it once its wait has run out, and a batch's wait stays a few times the base wait.
+ */
+export function waitForItems(baseMs: number, items: number): number {
+  return Math.round(baseMs * (1 + WAIT_PER_EXTRA_ITEM * (Math.max(1, items) - 1)));
+}
 
 /** The store took longer than the request path may wait. */
 export class StoreTimeout extends Error {
@@ -20,7 +32,8 @@ export class StoreTimeout extends Error {
 }
 
 /**
- * The request path's side of one store: every call waits at most `timeoutMs`, and a call that
+ * The request path's side of one store: every call waits at most `timeoutMs` (more for a call
+ * carrying several items, see waitForItems), and a call that
  * fails because the store is away (as `isOutage` tells, or the wait ran out) becomes a 503 naming
  * the store. The store counts as away after such an error, or after a few waits in a row ran out;
  * then calls are refused at once, and one call a second tries it again, so the store recovers
@@ -45,15 +58,26 @@ export class StoreGuard {
     return this.downSince === null;
   }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /** The wait of a call carrying `items`. */
+  waitFor(items: number): number {
+    return waitForItems(this.timeoutMs, items);
+  }
+
+  /**
+   * `work`, within the wait of a call carrying `items`. A wait that runs out (the guard's, or work's
+   * own StoreTimeout) counts towards the store being away only when three run out in a row: a slow
+   * answer is not an outage.
+   */
+  async run<T>(work: () => Promise<T>, items = 1): Promise<T> {
     if (this.downSince !== null) {
       if (Date.now() < this.retryAt) throw this.refuse();
       // This call tries the store; the others keep being refused until it has an answer.
       this.retryAt = Date.now() + RETRY_AFTER_MS;
     }
+    const waitMs = this.waitFor(items);
     let result: T;
     try {
-      result = await within(work(), this.timeoutMs, () => new StoreTimeout(this.store, this.timeoutMs));
+      result = await within(work(), waitMs, () => new StoreTimeout(this.store, waitMs));
     } catch (error) {
       const timedOut = error instanceof StoreTimeout;
       if (!timedOut && !this.isOutage(error)) throw error;

@@ -131,12 +131,14 @@ export class PostgresCluster {
 
 /**
  * A TCP proxy to an upstream address that can be closed (connections refused), made to stall
- * (connections accepted and never answered) and opened again on the same port.
+ * (connections accepted and never answered), made slow (every answer held back a while) and opened
+ * again on the same port.
  */
 export class TcpProxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   private stalled = false;
+  private delayMs = 0;
 
   private constructor(
     readonly port: number,
@@ -157,6 +159,7 @@ export class TcpProxy {
   async open(): Promise<void> {
     this.dropConnections();
     this.stalled = false;
+    this.delayMs = 0;
     if (this.server) return;
     const server = createServer((client) => this.accept(client));
     await new Promise<void>((resolve, reject) => {
@@ -180,6 +183,11 @@ export class TcpProxy {
     this.stalled = true;
   }
 
+  /** Every answer from upstream reaches the client `ms` later (in order), as from a node that is slow but up. */
+  delay(ms: number): void {
+    this.delayMs = ms;
+  }
+
   private accept(client: Socket): void {
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
@@ -193,7 +201,12 @@ export class TcpProxy {
     });
     upstream.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    // Timers of one delay fire in the order they were set, so the answer's bytes keep their order.
+    upstream.on('data', (chunk: Buffer) => {
+      if (this.delayMs === 0) client.write(chunk);
+      else setTimeout(() => client.writable && client.write(chunk), this.delayMs);
+    });
   }
 
   private dropConnections(): void {

@@ -9,7 +9,7 @@ import {
   type TransportResult,
 } from '@elastic/elasticsearch';
 import type { Logger } from '../../log.js';
-import { StoreGuard } from '../guard.js';
+import { StoreGuard, StoreTimeout } from '../guard.js';
 
 export type Elastic = Client;
 
@@ -23,6 +23,9 @@ export function createElastic(url: string): Elastic {
  * unreachable or stalled cluster is a prompt 503 naming it, not a 500 after the client's retries.
  * A node that refuses connections is still skipped for another (a retry on a timeout is not: the
  * wait is spent). Without it, the client's retries and their pauses took 4 to 5 s to give up.
+ * A request's wait grows with the searches it carries (an _msearch's, see waitForItems), and the
+ * client's own timeout is that wait: running out of it is a slow answer, which alone does not
+ * make the cluster count as away, as a refused connection does.
  */
 export function createRequestPathElastic(url: string, waitMs: number, log: Logger): Elastic {
   const guard = new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
@@ -31,17 +34,28 @@ export function createRequestPathElastic(url: string, waitMs: number, log: Logge
     override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptions): Promise<TResponse>;
     override request(params: TransportRequestParams, options?: TransportRequestOptions): Promise<unknown> {
+      const items = searchesIn(params);
+      const requestTimeout = guard.waitFor(items);
       // The next node at once, without the client's growing pauses between rounds: the wait is the guard's.
-      return guard.run(() => super.request(params, { ...options, retryBackoff: () => 0 }));
+      const sent = () =>
+        super.request(params, { ...options, requestTimeout, retryBackoff: () => 0 }).catch((error: unknown) => {
+          throw error instanceof errors.TimeoutError ? new StoreTimeout('Elasticsearch', requestTimeout) : error;
+        });
+      return guard.run(sent, items);
     }
   }
   return new Client({ nodes: url.split(','), requestTimeout: waitMs, maxRetries: 2, Transport: GuardedTransport });
 }
 
-/** Errors that say the cluster is away or overloaded, not that a request was wrong. */
+/** The searches a request carries: an _msearch's (its body is a header and a search for each), else one. */
+function searchesIn(params: TransportRequestParams): number {
+  return Array.isArray(params.bulkBody) && params.path.endsWith('/_msearch') ? params.bulkBody.length / 2 : 1;
+}
+
+/** Errors that say the cluster is away or overloaded, not that a request was wrong (a timeout is the guard's to count). */
 function isElasticOutage(error: unknown): boolean {
   if (error instanceof errors.ResponseError) return error.statusCode === 502 || error.statusCode === 503 || error.statusCode === 504;
-  return error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError;
+  return error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError;
 }
 
 /** The aliases clients query; each points at one versioned physical index (see loader/index). */
