@@ -20,7 +20,7 @@ export interface Config {
   pointCacheTtlS: number;
   /** Lifetime of the short cache used by search, match, recommend and changes. */
   shortCacheTtlS: number;
-  /** How long a request waits for PostgreSQL or Elasticsearch before answering 503 (STORE_WAIT_MS). */
+  /** How long a request waits for PostgreSQL or Elasticsearch before answering 503, and twice its wait for Redis (STORE_WAIT_MS). */
   storeWaitMs: number;
   meteringEnabled: boolean;
   /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */

@@ -16,7 +16,7 @@ import { ShortCache } from './shortCache.js';
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
   const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, config.storeWaitMs, log);
   const redis = await connectRedis(config.redisUrl);
-  const redisOnRequestPath = redisGuard(log);
+  const redisOnRequestPath = redisGuard(log, config.storeWaitMs);
   const cache = new ResponseCache(redis, config.redisPrefix, redisOnRequestPath);
   return {
     config,

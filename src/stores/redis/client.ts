@@ -5,14 +5,13 @@ import { StoreGuard } from '../guard.js';
 
 export type Redis = ReturnType<typeof createClient>;
 
-// How long a request may wait for Redis (a command takes well under a millisecond).
-const REQUEST_PATH_WAIT_MS = 250;
-
 /**
  * The request path's guard of Redis (see StoreGuard): a stalled or unreachable Redis costs a
- * request at most this wait, then the cache reads as a miss and the rate limit counts in memory.
+ * request at most half the wait it may spend on any store (STORE_WAIT_MS), since a request makes
+ * two rounds to Redis (the rate limit, the cache); then the cache reads as a miss and the rate
+ * limit counts in memory.
  */
-export const redisGuard = (log: Logger): StoreGuard => new StoreGuard('Redis', log, REQUEST_PATH_WAIT_MS, isRedisOutage);
+export const redisGuard = (log: Logger, storeWaitMs: number): StoreGuard => new StoreGuard('Redis', log, Math.max(1, Math.round(storeWaitMs / 2)), isRedisOutage);
 
 /** Every failure but an error Redis itself answered (a script's bug) means Redis is away; busy or loading is away too. */
 function isRedisOutage(error: unknown): boolean {
