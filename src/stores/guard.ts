@@ -65,8 +65,9 @@ export class StoreGuard {
 
   /**
    * `work`, within the wait of a call carrying `items`. A wait that runs out (the guard's, or work's
-   * own StoreTimeout) counts towards the store being away only when three run out in a row: a slow
-   * answer is not an outage.
+   * own StoreTimeout) counts towards the store being away only when three calls of one item run out
+   * in a row: a slow answer is not an outage, and a batch past its wait says the store is busy
+   * (batches at once wait behind each other), which single calls would say too if it were stalled.
    */
   async run<T>(work: () => Promise<T>, items = 1): Promise<T> {
     if (this.downSince !== null) {
@@ -81,6 +82,7 @@ export class StoreGuard {
     } catch (error) {
       const timedOut = error instanceof StoreTimeout;
       if (!timedOut && !this.isOutage(error)) throw error;
+      if (timedOut && items > 1 && this.downSince === null) throw this.refuse();
       this.timeoutsInARow = timedOut ? this.timeoutsInARow + 1 : 0;
       if (!timedOut || this.timeoutsInARow >= TIMEOUTS_TO_TRIP || this.downSince !== null) this.wentDown(error);
       throw this.refuse();
