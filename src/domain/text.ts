@@ -1,5 +1,7 @@
 // Text normalization shared by title and author keys, so both fold text the same way.
 
+import { rememberingAnswers } from './memo.js';
+
 // Letters that are not a base letter plus a combining mark, so NFKD leaves them whole.
 const LETTERS_WITHOUT_DECOMPOSITION: Readonly<Record<string, string>> = {
   ß: 'ss',
@@ -17,13 +19,13 @@ const LETTER_WITHOUT_DECOMPOSITION = new RegExp(`[${Object.keys(LETTERS_WITHOUT_
 const COMBINING_MARK = /\p{M}/gu;
 
 /** Lower case with diacritics folded away: "Brontë" → "bronte", "Straße" → "strasse", "Møller" → "moller". */
-export function foldText(s: string): string {
+export const foldText = rememberingAnswers(function foldText(s: string): string {
   return s
     .toLowerCase()
     .normalize('NFKD')
     .replace(COMBINING_MARK, '')
     .replace(LETTER_WITHOUT_DECOMPOSITION, (letter) => LETTERS_WITHOUT_DECOMPOSITION[letter] ?? letter);
-}
+});
 
 /** How many diacritics the text carries: combining marks plus letters such as ß or ø. */
 export function countDiacritics(s: string): number {

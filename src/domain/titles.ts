@@ -2,6 +2,7 @@
 // groups editions of one work.
 
 import { collapseWhitespace, foldText } from './text.js';
+import { rememberingAnswers } from './memo.js';
 
 /** A raw title taken apart. `title` is never empty. */
 export interface TitleParts {
@@ -102,7 +103,7 @@ const ELIDED_ARTICLE = /^l['’]/u; // "L'Étranger"
  * "The Lord of the Rings" and "Lord of the Rings" give "lord of the rings". Pass the title only
  * (`splitTitle(raw).title`): series and subtitles are not part of the key.
  */
-export function titleKey(title: string): string {
+export const titleKey = rememberingAnswers(function titleKey(title: string): string {
   const words = foldText(title)
     .replace(ELIDED_ARTICLE, '')
     .replace(/&/gu, ' and ')
@@ -112,7 +113,7 @@ export function titleKey(title: string): string {
   // An article alone is the whole title ("A"), so it stays.
   if (words.length > 1 && LEADING_ARTICLES.has(words[0] ?? '')) words.shift();
   return words.join(' ');
-}
+});
 
 // A trailing parenthetical that reads on from the title is part of it: "I Am America (And So Can
 // You!)", "Fifty Shades (of Grey)". One that names an imprint, format, language edition, volume,

@@ -104,9 +104,10 @@ const candidateProbe = (title: string, author: string | null): CandidateProbe =>
 /**
  * For each record, the candidates from its ISBN's book and the titles found, assessed, the best
  * edition of each work, best first. The titles of all the records are one request to the index,
- * and the books they find one read of PostgreSQL.
+ * and the books they find that `books` does not hold yet one read of PostgreSQL (added to it, so
+ * the typo round reads only what the first round did not).
  */
-async function assessedCandidates({ db, elastic, indices }: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling): Promise<MatchCandidate[][]> {
+async function assessedCandidates({ db, elastic, indices }: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling, books: Map<string, BookRecord>): Promise<MatchCandidate[][]> {
   const titled = probes.flatMap((probe, index) => (probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }]));
   const found = await matchCandidates(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL);
   const titleIds: string[][] = probes.map(() => []);
@@ -115,7 +116,7 @@ async function assessedCandidates({ db, elastic, indices }: SearchServices, prob
     for (const candidate of found[at]!) workTitles.set(candidate.id, candidate.workTitle);
     titleIds[index] = found[at]!.flatMap((candidate) => (candidate.id === isbnBooks[index]?.id ? [] : [candidate.id]));
   });
-  const books = new Map((await booksByIds(db, [...new Set(titleIds.flat())])).map((book) => [book.id, book]));
+  for (const book of await booksByIds(db, [...new Set(titleIds.flat())].filter((id) => !books.has(id)))) books.set(book.id, book);
   return probes.map((probe, index) => {
     const isbnBook = isbnBooks[index] ?? null;
     const assessed = [...(isbnBook ? [isbnBook] : []), ...titleIds[index]!.flatMap((id) => books.get(id) ?? [])]
@@ -144,10 +145,11 @@ function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult
  */
 async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
   const isbnBooks = await Promise.all(probes.map((probe) => (probe.isbn === null ? null : bookWithIsbn(services, probe.isbn.isbn13))));
-  const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact');
+  const books = new Map<string, BookRecord>();
+  const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact', books);
   const retried = probes.flatMap((probe, index) => (probe.title !== null && (candidates[index]![0]?.confidence ?? 0) < MATCH_THRESHOLD ? [index] : []));
   if (retried.length > 0) {
-    const typos = await assessedCandidates(services, retried.map((index) => probes[index]!), retried.map((index) => isbnBooks[index]!), 'typos');
+    const typos = await assessedCandidates(services, retried.map((index) => probes[index]!), retried.map((index) => isbnBooks[index]!), 'typos', books);
     retried.forEach((index, at) => (candidates[index] = typos[at]!));
   }
   return probes.map((probe, index) => resultFor(probe, candidates[index]!));
