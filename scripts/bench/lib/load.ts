@@ -53,7 +53,8 @@ export const formatLoad = (result: LoadResult): string =>
   `${result.label.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms` +
   (result.failures ? `   failures ${result.failures}` : '');
 
-export type LoadRequest = Omit<LoadOptions, 'durationS' | 'connections'>;
+/** A request kind to load; `connections`, when given, is its own (else the run's). */
+export type LoadRequest = Omit<LoadOptions, 'durationS'>;
 
 /** Rounds of one request kind, combined: mean requests per second and mean latencies. */
 function combined(label: string, results: LoadResult[]): LoadResult {
@@ -66,7 +67,7 @@ function combined(label: string, results: LoadResult[]): LoadResult {
  * the machine's load during the run weighs on all of them alike. Returns one result per kind.
  */
 export async function alternate(requests: LoadRequest[], options: { rounds: number; roundS: number; connections: number }): Promise<LoadResult[]> {
-  for (const request of requests) await load({ ...request, label: 'warm-up', connections: options.connections, durationS: 2 });
+  for (const request of requests) await load({ ...request, label: 'warm-up', connections: request.connections ?? options.connections, durationS: 2 });
   const results = requests.map((): LoadResult[] => []);
   for (let round = 0; round < options.rounds; round++) {
     // Every other round runs backwards (A B, B A, ...): the kind measured first in a round runs
@@ -74,7 +75,7 @@ export async function alternate(requests: LoadRequest[], options: { rounds: numb
     const order = [...requests.keys()];
     if (round % 2 === 1) order.reverse();
     for (const index of order) {
-      results[index]!.push(await load({ ...requests[index]!, connections: options.connections, durationS: options.roundS }));
+      results[index]!.push(await load({ ...requests[index]!, connections: requests[index]!.connections ?? options.connections, durationS: options.roundS }));
     }
   }
   return requests.map((request, index) => combined(request.label, results[index]!));
