@@ -1,6 +1,6 @@
 import test from 'ava';
 
-import { authorKey, cleanAuthorName, foldText, preferredName, splitAuthorList } from '../src/domain/names.js';
+import { authorKey, cleanAuthorName, foldText, keyWithoutGenerations, preferredName, splitAuthorList } from '../src/domain/names.js';
 
 // Names are real: goodbooks-10k books.csv `authors` and Book-Crossing BX-Books.csv `Book-Author`,
 // except a few made up to isolate one rule.
@@ -161,6 +161,14 @@ test('a generation suffix is part of the key, wherever it was written', (t) => {
   t.is(authorKey('Martin Luther King, Jr.'), 'martin luther king jr');
   t.is(authorKey('ANDRE III DUBUS'), authorKey('Andre Dubus III'));
   t.not(authorKey('Andre Dubus III'), authorKey('Andre Dubus'));
+});
+
+test('without its generation suffixes a key names the person a work is grouped by', (t) => {
+  t.is(keyWithoutGenerations(authorKey('Kurt Vonnegut Jr.')), authorKey('Kurt Vonnegut'));
+  t.is(keyWithoutGenerations(authorKey('Rush H., III Limbaugh')), 'rush h limbaugh');
+  t.is(keyWithoutGenerations(authorKey('Andre Dubus III')), authorKey('Andre Dubus'));
+  t.is(keyWithoutGenerations('jr'), 'jr'); // nothing else to keep
+  t.is(keyWithoutGenerations(authorKey('Stephen King')), 'stephen king');
 });
 
 test('Book-Crossing names with affixes after the comma are read given name first', (t) => {

@@ -154,6 +154,21 @@ function isInitials(token: string, capitalsAreInitials: boolean): boolean {
   );
 }
 
+/** Whether a word of an identity key is a generation suffix ("jr", "iii"). */
+export const isGenerationWord = (word: string): boolean => affixKind(word) === 'generation';
+
+/**
+ * The identity key without its generation suffixes ("kurt vonnegut jr" → "kurt vonnegut"), which
+ * groups an author's editions into works. A generation tells a father from his son as authors, but
+ * Book-Crossing credits one book to "Kurt Vonnegut Jr." and to "Kurt Vonnegut" alike, while a father
+ * and a son who wrote books of the same title are rare enough to leave them one work.
+ */
+export function keyWithoutGenerations(key: string): string {
+  const words = key.split(' ');
+  const kept = words.filter((word) => !isGenerationWord(word));
+  return kept.length === 0 ? key : kept.join(' ');
+}
+
 // Lower-case particles of surnames, when they are not the first or last word of the name.
 const PARTICLES = new Set(['da', 'das', 'de', 'del', 'della', 'der', 'den', 'di', 'do', 'dos', 'du', 'ten', 'ter', 'van', 'von']);
 // "Le" and "La" are usually capitalized (Le Guin, La Plante) except right after a particle (de la Mare).

@@ -2,7 +2,7 @@
 // same once folded): the evidence /v1/match weighs. Pure functions over the keys of titles.ts and
 // names.ts, so "The Hobbit" and "Hobbit, The", or "J.K. Rowling" and "Rowling, JK", compare equal.
 
-import { authorKey, splitAuthorList } from './names.js';
+import { authorKey, isGenerationWord, splitAuthorList } from './names.js';
 import type { BookRecord } from './records.js';
 import { foldText } from './text.js';
 import { splitTitle, titleKey, withoutTrailingParenthetical } from './titles.js';
@@ -159,9 +159,6 @@ function creditedNames(line: string): string[] {
   return [...new Set(names.map(authorKey).filter((key) => key !== ''))];
 }
 
-// Generations end a key ("frank b gilbreth jr") but are not the surname.
-const GENERATIONS = new Set(['jr', 'sr', 'ii', 'iii', 'iv']);
-
 // A surname of six letters or more survives two typos ("Clavzl" for "Clavell", "Koon" for
 // "Koontz"), for less: two edits in a short name could make another name.
 const SURNAME_TWO_TYPOS_FROM = 6;
@@ -194,8 +191,9 @@ function sameSurname(words: string[], other: string[]): number {
  */
 function nameSimilarity(a: string, b: string): number {
   if (a === b) return 1;
-  const wordsA = a.split(' ').filter((word) => !GENERATIONS.has(word));
-  const wordsB = b.split(' ').filter((word) => !GENERATIONS.has(word));
+  // Generations end a key ("frank b gilbreth jr") but are not the surname.
+  const wordsA = a.split(' ').filter((word) => !isGenerationWord(word));
+  const wordsB = b.split(' ').filter((word) => !isGenerationWord(word));
   if (wordOverlap(wordsA, wordsB) === 1) return 0.95; // same words, another order
   const reversed = [...wordsB.slice(1), ...wordsB.slice(0, 1)];
   return Math.max(sameSurname(wordsA, wordsB), 0.95 * sameSurname(wordsA, reversed));

@@ -1,4 +1,4 @@
-import { authorKey, cleanAuthorName } from '../../domain/names.js';
+import { authorKey, cleanAuthorName, keyWithoutGenerations } from '../../domain/names.js';
 import { titleKey, workTitle } from '../../domain/titles.js';
 import { foldText } from '../../domain/text.js';
 
@@ -36,8 +36,11 @@ export function authorEntries(names: readonly string[]): { name: string; key: st
     .filter((author) => author.key !== '');
 }
 
-/** The key that groups editions into one work: the normalized title (edition labels aside, see workTitle) and the first author. */
+/**
+ * The key that groups editions into one work: the normalized title (edition labels aside, see
+ * workTitle) and the first author, a generation suffix aside (see keyWithoutGenerations).
+ */
 export function workKey(title: string, firstAuthorKey: string | undefined): string {
   const own = workTitle(title);
-  return `${titleKey(own) || foldText(own)}|${firstAuthorKey ?? ''}`;
+  return `${titleKey(own) || foldText(own)}|${firstAuthorKey === undefined ? '' : keyWithoutGenerations(firstAuthorKey)}`;
 }
