@@ -1,6 +1,6 @@
 import test from 'ava';
 
-import { authorKey, cleanAuthorName, foldText, keyWithoutGenerations, preferredName, splitAuthorList } from '../src/domain/names.js';
+import { authorKey, cleanAuthorName, foldText, workAuthorKey, preferredName, splitAuthorList } from '../src/domain/names.js';
 
 // Names are real: goodbooks-10k books.csv `authors` and Book-Crossing BX-Books.csv `Book-Author`,
 // except a few made up to isolate one rule.
@@ -163,12 +163,19 @@ test('a generation suffix is part of the key, wherever it was written', (t) => {
   t.not(authorKey('Andre Dubus III'), authorKey('Andre Dubus'));
 });
 
-test('without its generation suffixes a key names the person a work is grouped by', (t) => {
-  t.is(keyWithoutGenerations(authorKey('Kurt Vonnegut Jr.')), authorKey('Kurt Vonnegut'));
-  t.is(keyWithoutGenerations(authorKey('Rush H., III Limbaugh')), 'rush h limbaugh');
-  t.is(keyWithoutGenerations(authorKey('Andre Dubus III')), authorKey('Andre Dubus'));
-  t.is(keyWithoutGenerations('jr'), 'jr'); // nothing else to keep
-  t.is(keyWithoutGenerations(authorKey('Stephen King')), 'stephen king');
+test('editions are grouped by an author\'s initial and surname, so middle names, short forms and generations do not split a work', (t) => {
+  const sameWorkAuthor = (a: string, b: string) => t.is(workAuthorKey(authorKey(a)), workAuthorKey(authorKey(b)), `${a} / ${b}`);
+  sameWorkAuthor('Kurt Vonnegut Jr.', 'Kurt Vonnegut');
+  sameWorkAuthor('Kurt, Jr. Vonnegut', 'Vonnegut, Kurt');
+  sameWorkAuthor('Patricia Daniels Cornwell', 'Patricia Cornwell');
+  sameWorkAuthor('Dean R. Koontz', 'Dean Koontz');
+  sameWorkAuthor('Jeffery Deaver', 'Jeff Deaver');
+  sameWorkAuthor('Rowling, J.K.', 'Joanne Rowling');
+  sameWorkAuthor('Ursula K. Le Guin', 'Ursula Le Guin');
+  t.is(workAuthorKey(authorKey('Rush H., III Limbaugh')), 'r limbaugh');
+  t.is(workAuthorKey('colette'), 'colette'); // one name
+  t.is(workAuthorKey('jr'), 'jr'); // nothing else to keep
+  t.not(workAuthorKey(authorKey('Emily Brontë')), workAuthorKey(authorKey('Charlotte Brontë')));
 });
 
 test('Book-Crossing names with affixes after the comma are read given name first', (t) => {

@@ -5,7 +5,7 @@
 //
 // The catalogue: N generated books (scripts/dev/generate-catalogue.ts) in the database
 // bookmeta_bench_<N>_<seed>, the one scripts/bench/reindex.ts builds (generated and imported here when
-// missing), indexed into `bench-search-<N>-books` on ELASTICSEARCH_URL (built when missing).
+// missing), indexed into `bench-search-<N>-<seed>-books` on ELASTICSEARCH_URL (built when missing).
 // Queries come from random books of the catalogue: two title words, a whole title, a title word and
 // a surname, a word with a typo, an author's name, an ISBN; match records are titles with a typo,
 // case or article changed, with the author surname first, some with an ISBN.
@@ -46,7 +46,7 @@ const log = createLogger('warn');
 const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
 databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
 const config: Config = {
-  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${values.database ?? count}-`, REDIS_PREFIX: 'bench-search:' }),
+  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`, REDIS_PREFIX: 'bench-search:' }),
   shortCacheTtlS: 0,
   meteringEnabled: false,
 };

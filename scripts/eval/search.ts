@@ -141,7 +141,7 @@ interface Outcome {
   /** 1-based rank of the meant work in the first AT results, or null. */
   rank: number | null;
   results: BookRecord[];
-  splitPairs: number;
+  splitPairs: [BookRecord, BookRecord][];
   ms: number;
 }
 
@@ -150,12 +150,12 @@ const pct = (part: number, whole: number): string => `${((100 * part) / Math.max
 // Volumes of one series differ in a number only ("Vol. 1", "Vol. 2"): those are different books.
 const numbersIn = (title: string): string => (title.match(/\d+/gu) ?? []).join(' ');
 
-function splitPairsIn(results: readonly BookRecord[]): number {
-  let pairs = 0;
+function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][] {
+  const pairs: [BookRecord, BookRecord][] = [];
   for (let i = 0; i < results.length; i++) {
     for (let j = i + 1; j < results.length; j++) {
       const [a, b] = [results[i]!, results[j]!];
-      if (a.work_id !== b.work_id && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs += 1;
+      if (a.work_id !== b.work_id && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs.push([a, b]);
     }
   }
   return pairs;
@@ -204,8 +204,8 @@ async function main(): Promise<void> {
     const all = outcomes.length;
     const mrrAll = outcomes.reduce((sum, outcome) => sum + (outcome.rank === null ? 0 : 1 / outcome.rank), 0) / Math.max(all, 1);
     console.log(`${'all'.padEnd(14)} ${String(all).padStart(7)}  ${pct(outcomes.filter((outcome) => outcome.rank === 1).length, all).padStart(11)}  ${mrrAll.toFixed(3).padStart(6)}`);
-    const withSplits = outcomes.filter((outcome) => outcome.splitPairs > 0);
-    console.log(`split works: ${withSplits.reduce((sum, outcome) => sum + outcome.splitPairs, 0)} pairs of results that are one book in two works, in ${withSplits.length} of ${all} top ${AT}s (target 0)`);
+    const withSplits = outcomes.filter((outcome) => outcome.splitPairs.length > 0);
+    console.log(`split works: ${withSplits.reduce((sum, outcome) => sum + outcome.splitPairs.length, 0)} pairs of results that are one book in two works, in ${withSplits.length} of ${all} top ${AT}s (target 0)`);
     const latencies = outcomes.map((outcome) => outcome.ms);
     console.log(`latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`);
 
@@ -217,7 +217,11 @@ async function main(): Promise<void> {
         for (const book of outcome.results.slice(0, 3)) console.log(`      ${show(book)}`);
       }
       console.log('\nsplit works:');
-      for (const outcome of withSplits) console.log(`  "${outcome.query.q}": ${outcome.results.map((book) => book.title).join(' | ')}`);
+      const credit = (book: BookRecord) => `${book.title} / ${book.authors.map((author) => author.name).join(', ')} (${book.kind})`;
+      for (const outcome of withSplits) {
+        console.log(`  "${outcome.query.q}":`);
+        for (const [a, b] of outcome.splitPairs) console.log(`      ${credit(a)}  ~  ${credit(b)}`);
+      }
     }
   } finally {
     await world.close();

@@ -158,15 +158,19 @@ function isInitials(token: string, capitalsAreInitials: boolean): boolean {
 export const isGenerationWord = (word: string): boolean => affixKind(word) === 'generation';
 
 /**
- * The identity key without its generation suffixes ("kurt vonnegut jr" → "kurt vonnegut"), which
- * groups an author's editions into works. A generation tells a father from his son as authors, but
- * Book-Crossing credits one book to "Kurt Vonnegut Jr." and to "Kurt Vonnegut" alike, while a father
- * and a son who wrote books of the same title are rare enough to leave them one work.
+ * The author part of the key that groups editions into works (an identity key in, a shorter key
+ * out): the initial of the first name and the surname, generation suffixes aside. "kurt vonnegut jr",
+ * "dean r koontz" and "jk rowling" give "k vonnegut", "d koontz" and "j rowling". Book-Crossing
+ * credits one book to "Kurt Vonnegut Jr." and "Kurt Vonnegut", "Patricia Daniels Cornwell" and
+ * "Patricia Cornwell", "Jeffery Deaver" and "Jeff Deaver"; two people of one surname and initial
+ * with a book of the same title are rarer than one author written two ways. Authors themselves stay
+ * apart (a generation tells a father from his son): this only groups editions.
  */
-export function keyWithoutGenerations(key: string): string {
-  const words = key.split(' ');
-  const kept = words.filter((word) => !isGenerationWord(word));
-  return kept.length === 0 ? key : kept.join(' ');
+export function workAuthorKey(key: string): string {
+  const words = key.split(' ').filter((word) => word !== '' && !isGenerationWord(word));
+  const [first, ...rest] = words;
+  if (first === undefined) return key;
+  return rest.length === 0 ? first : `${first[0]} ${rest.at(-1)}`;
 }
 
 // Lower-case particles of surnames, when they are not the first or last word of the name.

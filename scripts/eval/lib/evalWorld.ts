@@ -38,7 +38,8 @@ export async function openEvalWorld(name: string, fresh: boolean, load: (db: Poo
   url.pathname = `/${name}`;
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const config: Config = {
-    ...loadConfig({ ...process.env, DATABASE_URL: url.toString(), INDEX_PREFIX: `${name.replaceAll('_', '-')}-`, REDIS_PREFIX: `${name}:` }),
+    // An evaluation measures answers, not outages: on a loaded machine a store may take longer than the API's bound.
+    ...loadConfig({ STORE_WAIT_MS: '5000', ...process.env, DATABASE_URL: url.toString(), INDEX_PREFIX: `${name.replaceAll('_', '-')}-`, REDIS_PREFIX: `${name}:` }),
     shortCacheTtlS: 0,
     meteringEnabled: false,
   };

@@ -1,4 +1,4 @@
-import { authorKey, cleanAuthorName, keyWithoutGenerations } from '../../domain/names.js';
+import { authorKey, cleanAuthorName, workAuthorKey } from '../../domain/names.js';
 import { titleKey, workTitle } from '../../domain/titles.js';
 import { foldText } from '../../domain/text.js';
 
@@ -38,9 +38,9 @@ export function authorEntries(names: readonly string[]): { name: string; key: st
 
 /**
  * The key that groups editions into one work: the normalized title (edition labels aside, see
- * workTitle) and the first author, a generation suffix aside (see keyWithoutGenerations).
+ * workTitle) and the first author's initial and surname (see workAuthorKey).
  */
 export function workKey(title: string, firstAuthorKey: string | undefined): string {
   const own = workTitle(title);
-  return `${titleKey(own) || foldText(own)}|${firstAuthorKey === undefined ? '' : keyWithoutGenerations(firstAuthorKey)}`;
+  return `${titleKey(own) || foldText(own)}|${firstAuthorKey === undefined ? '' : workAuthorKey(firstAuthorKey)}`;
 }
