@@ -103,6 +103,14 @@ test('a book that is not in the catalogue matches nothing, even under a title th
   t.is(sameTitleOtherAuthor.signals.author, 0);
 });
 
+test('a title alone that is only near a catalogue title is no match; the title itself, or the near one with its author, is', async (t) => {
+  const near = await match({ title: "The Prince's Bride" });
+  t.is(near.match, null);
+  t.is(near.candidates[0]?.book.title, 'The Princess Bride');
+  t.is((await match({ title: 'the princess bride' })).match?.title, 'The Princess Bride');
+  t.is((await match({ title: "The Prince's Bride", author: 'William Goldman' })).match?.title, 'The Princess Bride');
+});
+
 test('the answer carries the best match, its confidence and signals, and up to five candidates of distinct works, best first', async (t) => {
   const result = await match({ title: 'Harry Potter', author: 'J.K. Rowling' });
   t.deepEqual(Object.keys(result).sort(), ['candidates', 'confidence', 'match', 'signals']);

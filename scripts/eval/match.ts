@@ -37,7 +37,7 @@ import { csvRows } from '../../src/loader/import/csvRows.js';
 import { goodbooks } from '../../src/loader/import/goodbooks.js';
 import { importCatalogue } from '../../src/loader/import/importer.js';
 import { MATCH_THRESHOLD } from '../../src/domain/matching.js';
-import { authorKey } from '../../src/domain/names.js';
+import { authorKey, isGenerationWord } from '../../src/domain/names.js';
 import { authorSimilarity, editDistance, likelySameWork, titleSimilarity } from '../../src/domain/similarity.js';
 import { splitTitle, titleKey } from '../../src/domain/titles.js';
 import { createLogger } from '../../src/log.js';
@@ -77,15 +77,16 @@ const asBook = (source: SourceBook) => ({ title: source.rawTitle, subtitle: null
 
 /**
  * Book-Crossing books that can be held out: an ISBN no goodbooks row has, an author, and no other
- * row that may be the same work: a similar title by an author who may be the same person (another
- * spelling, initials, a middle name). Books of the same title by someone else stay eligible: not
+ * row that may be the same work: a similar title (or goodbooks original title) by an author who may
+ * be the same person (another spelling, initials, a middle name, a generation suffix), or nearly the
+ * same title by an author of the same surname. Books of the same title by someone else stay eligible: not
  * matching them is part of the test.
  */
 function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: number): SourceBook[] {
   const all = [...goodbooksRows, ...bxRows];
   // Surnames spelt differently ("Dostoevsky", "Dostoyevsky") share their first three letters.
   const bySurname = new Map<string, SourceBook[]>();
-  const surname = (name: string) => (authorKey(name).split(' ').at(-1) ?? '').slice(0, 3);
+  const surname = (name: string) => (authorKey(name).split(' ').filter((word) => !isGenerationWord(word)).at(-1) ?? '').slice(0, 3);
   for (const row of all) {
     for (const name of row.authors) bySurname.set(surname(name), [...(bySurname.get(surname(name)) ?? []), row]);
   }
@@ -93,9 +94,13 @@ function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: numbe
   const eligible = bxRows.filter((row) => {
     if (row.isbn13 === null || goodbooksIsbns.has(row.isbn13) || row.authors.length === 0) return false;
     const author = row.authors[0]!;
-    return (bySurname.get(surname(author)) ?? []).every(
-      (other) => other === row || titleSimilarity(row.rawTitle, asBook(other)) < 0.6 || authorSimilarity(author, other.authors) < 0.5,
-    );
+    return (bySurname.get(surname(author)) ?? []).every((other) => {
+      if (other === row) return true;
+      // The title a goodbooks work is known by counts too ("La casa de los espíritus" is The House of the Spirits).
+      const title = Math.max(titleSimilarity(row.rawTitle, asBook(other)), other.originalTitle === null ? 0 : titleSimilarity(row.rawTitle, { title: other.originalTitle, subtitle: null }));
+      // Nearly the same title by the same surname is the same book under other given names ("Choderlos De Laclos").
+      return title < 0.6 || (title < 0.9 && authorSimilarity(author, other.authors) < 0.5) || (title >= 0.9 && authorSimilarity(author, other.authors) === 0);
+    });
   });
   return shuffled(eligible).slice(0, count);
 }

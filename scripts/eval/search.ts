@@ -13,8 +13,8 @@
 //  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
-// one book split into two works (nearly the same title, the same numbers in it, and a shared author:
-// domain/similarity's likelySameWork).
+// one book split into two works (of one kind, nearly the same title, the same numbers in it, and a
+// shared author: domain/similarity's likelySameWork).
 // The catalogue (goodbooks-10k and BX-Books) lives in `bookmeta_eval_search` and
 // `bookmeta-eval-search-*`, built on the first run or with --fresh (after a change to the import).
 //
@@ -155,7 +155,8 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
   for (let i = 0; i < results.length; i++) {
     for (let j = i + 1; j < results.length; j++) {
       const [a, b] = [results[i]!, results[j]!];
-      if (a.work_id !== b.work_id && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs.push([a, b]);
+      // A boxset, omnibus or companion is a work of its own, never the books it gathers.
+      if (a.work_id !== b.work_id && a.kind === b.kind && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs.push([a, b]);
     }
   }
   return pairs;

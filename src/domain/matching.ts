@@ -58,6 +58,11 @@ const AUTHOR_SHARE = 0.4;
 // A title alone, or with an author the book does not credit anyone as, proves less.
 export const TITLE_ALONE = 0.85;
 const AUTHOR_UNCHECKABLE = 0.8;
+// With no author given the title is the only evidence, so a title that is only near the book's (a
+// typo, a word more or less: "The Prince's Bride" for "The Princess Bride") counts as its cube: it
+// is likelier another book of a like name. Books not in the catalogue, given by title alone, matched
+// such namesakes (scripts/eval/match.ts).
+export const TITLE_ALONE_POWER = 3;
 // A matching ISBN decides: the confidence starts at the threshold and the rest of the record only adds to it.
 const ISBN_FLOOR = MATCH_THRESHOLD;
 const ISBN_FACTOR: Record<IsbnSignal, number> = {
@@ -99,9 +104,10 @@ export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSigna
     publisher: probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),
   };
 
+  const titleAlone = probe.author === null;
   const authorWeight = signals.author !== null ? 1 - AUTHOR_SHARE + AUTHOR_SHARE * signals.author : probe.author !== null ? AUTHOR_UNCHECKABLE : TITLE_ALONE;
   // Without a title only the ISBN found this candidate; the author, if any, is all that can confirm it.
-  let record = signals.title !== null ? signals.title * authorWeight : signals.author ?? 1;
+  let record = signals.title !== null ? (titleAlone ? signals.title ** TITLE_ALONE_POWER : signals.title) * authorWeight : signals.author ?? 1;
   // Year and publisher tell editions apart more than works, so they weigh little.
   if (signals.year !== null) record *= 0.9 + 0.1 * signals.year;
   if (signals.publisher !== null) record *= 0.95 + 0.05 * signals.publisher;

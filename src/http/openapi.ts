@@ -1,5 +1,5 @@
 import { createDocument, type oas31, type ZodOpenApiOverride, type ZodOpenApiPathItemObject, type ZodOpenApiResponseObject, type ZodOpenApiSchemaObject } from 'zod-openapi';
-import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
+import { MATCH_THRESHOLD, TITLE_ALONE, TITLE_ALONE_POWER } from '../domain/matching.js';
 import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../domain/records.js';
 import { errorBody } from '../errors.js';
 import { BATCH_BODY_LIMIT_BYTES } from './middleware/batchBudget.js';
@@ -164,7 +164,7 @@ const searchPaths: Record<string, ZodOpenApiPathItemObject> = {
         'or a title matched only without the book\'s subtitle, counts a little less; a record title that says more than the book\'s, such as an imprint in parentheses, counts ' +
         'clearly less, as it may name another book of that title); authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
-        `Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (${TITLE_ALONE} with no author given, 0.8 when the book credits nobody); ` +
+        `Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.8 when the book credits nobody); with no author given, ${TITLE_ALONE} × the title likeness to the power ${TITLE_ALONE_POWER}, as a near title alone is likelier another book; ` +
         `times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: ${MATCH_THRESHOLD} + ${1 - MATCH_THRESHOLD} × that. Otherwise an ISBN of another ` +
         'book (`mismatch`) or an ISBN no book has (`unknown`: the edition is not in the catalogue) multiplies by 0.8. ' +
         `The best candidate is the \`match\` when its confidence is at least ${MATCH_THRESHOLD} ` +
