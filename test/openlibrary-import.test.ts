@@ -162,6 +162,21 @@ test.serial('a newer revision changes only what changed; a newer revision with t
   t.is(sipahi[0].title, 'Sipahi');
 });
 
+test.serial('text with tabs, backslashes, line breaks and quotes arrives as written', async (t) => {
+  const description = 'Line one\twith a tab,\na back\\slash and "quotes"\r\nend';
+  const [report] = await load(world.db, [
+    await dumpFile('escapes.txt', [
+      line('/type/edition', '/books/OL30050M', 1, { title: 'Back\\slash "quoted" title', description, subjects: ['a "quoted" subject', 'back\\slash, comma', '{braces}'], publishers: ['Tab\tPress'] }),
+      line('/type/author', '/authors/OL30050A', 1, { name: 'Escaped Author', alternate_names: ['Ann "Quoted" Author', 'Back\\slash'], bio: { type: '/type/text', value: 'Tab\there' } }),
+    ]),
+  ]);
+  t.is(report!.rejected.length, 0);
+  const { rows: books } = await world.db.query("select title, description, subjects, publisher from books where source_key = 'openlibrary:OL30050M'");
+  t.deepEqual(books, [{ title: 'Back\\slash "quoted" title', description: 'Line one\twith a tab,\na back\\slash and "quotes"\nend', subjects: ['a "quoted" subject', 'back\\slash, comma', '{braces}'], publisher: 'Tab Press' }]);
+  const { rows: authors } = await world.db.query("select name, alternate_names, bio from authors where name_key = 'ol:OL30050A'");
+  t.deepEqual(authors, [{ name: 'Escaped Author', alternate_names: ['Ann "Quoted" Author', 'Back\\slash'], bio: 'Tab\there' }]);
+});
+
 test.serial('redirects merge through the merge machinery, whichever of the two keys comes first', async (t) => {
   const [report] = await load(world.db, [
     await dumpFile('redirects.txt', [

@@ -4,7 +4,7 @@ import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../dom
 import { recordChanges, type Change } from '../../../stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../stores/postgres/pool.js';
-import { EDITION_FIELDS, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
+import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,
   booksByIdOrIsbn,
@@ -93,7 +93,9 @@ class OlBatch {
   private readonly newAuthors: (OlAuthorRow & { name_key: string })[] = [];
   private readonly newWorks: (OlWorkRow & { work_key: string })[] = [];
   private readonly newBooks: OlBookRow[] = [];
+  /** Credits of the books new in this batch, and the replaced credits of books that had some. */
   private readonly credits: { bookId: string; authorIds: string[] }[] = [];
+  private readonly recredits: { bookId: string; authorIds: string[] }[] = [];
   private readonly externalIds: ExternalId[] = [];
   private readonly merges: { kind: EntityKind; from: string; into: string }[] = [];
 
@@ -121,7 +123,8 @@ class OlBatch {
     await insertKeyed(this.client, 'authors', this.newAuthors);
     await insertKeyed(this.client, 'works', this.newWorks);
     await insertOlBooks(this.client, this.newBooks);
-    await replaceCredits(this.client, this.credits);
+    await creditAuthors(this.client, this.credits);
+    await replaceCredits(this.client, this.recredits);
     await addExternalIds(this.client, this.externalIds);
     this.redirects(ofType('redirect'));
     await this.deletes(ofType('delete'));
@@ -313,7 +316,7 @@ class OlBatch {
       }
       updates.push({ id: book.id, work_id: movedWork, ...revised.fields, deleted_at: revive ? null : book.deleted_at });
       if (creditsChanged) {
-        this.credits.push({ bookId: book.id, authorIds: creditsWanted });
+        this.recredits.push({ bookId: book.id, authorIds: creditsWanted });
         for (const id of [...book.author_ids, ...creditsWanted]) this.outcome.touched.add(id);
       }
       Object.assign(book, revised.fields, { work_id: movedWork, author_ids: creditsWanted, deleted_at: revive ? null : book.deleted_at });

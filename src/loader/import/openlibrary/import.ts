@@ -10,6 +10,7 @@ import type { ResponseCache } from '../../../stores/redis/responseCache.js';
 import { createProgress, type ProgressReporter } from '../../index/progress.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecords } from './apply.js';
+import { OlStatistics } from './statistics.js';
 
 /**
  * `bookmeta import openlibrary FILE...`: streams dump files (.txt or .txt.gz, authors, works,
@@ -35,7 +36,8 @@ interface DumpLine {
 
 /** The lines of a dump file, decompressed when it ends in .gz; `bytesRead()` tells how far into the file. */
 function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytesRead: () => number } {
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
+  // Chunks of about a hundred lines: the batch PostgreSQL is applying is answered between two of them.
+  const file = createReadStream(path, { highWaterMark: 1 << 16 });
   const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
   file.on('error', (error) => input.destroy(error));
   const reader = createInterface({ input, crlfDelay: Infinity });
@@ -52,22 +54,25 @@ export async function importOpenLibrary(
   options: OlImportOptions = {},
 ): Promise<ImportReport[]> {
   const reports: ImportReport[] = [];
-  for (const path of paths) reports.push(await importFile(path, stores, options));
+  const statistics = new OlStatistics(stores.db);
+  for (const path of paths) reports.push(await importFile(path, stores, statistics, options));
   return reports;
 }
 
-async function importFile(path: string, stores: { db: Pool; cache: ResponseCache | null; log: Logger }, options: OlImportOptions): Promise<ImportReport> {
+async function importFile(path: string, stores: { db: Pool; cache: ResponseCache | null; log: Logger }, statistics: OlStatistics, options: OlImportOptions): Promise<ImportReport> {
   const report: ImportReport = { source: `openlibrary ${basename(path)}`, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [], rejectedUnlisted: 0, skipped: 0 };
   const size = (await stat(path)).size;
   const { lines, bytesRead } = dumpLines(path);
   const progress: ProgressReporter | null = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'records' });
   const batchSize = options.batchSize ?? OL_BATCH;
   let batch: OlRecord[] = [];
+  // The batch PostgreSQL is applying while the next one is parsed: reading and writing overlap, and
+  // batches still commit one at a time, in file order.
+  let applying: Promise<void> = Promise.resolve();
 
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const outcome = await applyOlRecords(stores.db, batch);
-    report.imported += batch.length;
+  const apply = async (records: OlRecord[]) => {
+    const outcome = await applyOlRecords(stores.db, records);
+    report.imported += records.length;
     report.inserted += outcome.inserted;
     report.updated += outcome.updated;
     report.unchanged += outcome.unchanged;
@@ -75,10 +80,20 @@ async function importFile(path: string, stores: { db: Pool; cache: ResponseCache
     await stores.cache?.invalidate(outcome.touched).catch((error: unknown) => {
       stores.log.warn({ err: error }, 'could not drop cached answers; they expire within 24 hours');
     });
+    await statistics.recordsApplied(records.length);
     const read = bytesRead();
     if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
-    progress?.add(batch.length);
+    progress?.add(records.length);
+  };
+
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const records = batch;
     batch = [];
+    await applying;
+    applying = apply(records);
+    // Awaited by the next flush; a failure surfaces there.
+    applying.catch(() => undefined);
   };
 
   for await (const { line, text } of lines) {
@@ -99,6 +114,7 @@ async function importFile(path: string, stores: { db: Pool; cache: ResponseCache
     if (batch.length >= batchSize) await flush();
   }
   await flush();
+  await applying;
   progress?.finish();
   return report;
 }

@@ -1,10 +1,13 @@
-import type { PoolClient } from '../../../stores/postgres/pool.js';
+import type { Pool, PoolClient } from '../../../stores/postgres/pool.js';
+import { copyRows } from './copy.js';
 import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js';
 
 /**
  * The SQL of the Open Library importer: its bookkeeping (openlibrary_records), external identifiers,
- * and set-based writes of authors, works and books, each one statement for a whole batch. What to
- * write is decided in src/loader/import/openlibrary/; every function runs in the caller's transaction.
+ * and set-based writes of authors, works and books, each one statement (or one COPY) for a whole
+ * batch. New rows are copied straight into their table; the keys' rows, inserted or updated, go
+ * through a staging table. What to write is decided in src/loader/import/openlibrary/; every function
+ * runs in the caller's transaction.
  */
 
 export type OlState = 'record' | 'pending' | 'redirect' | 'delete';
@@ -35,14 +38,18 @@ export async function redirectsTo(client: PoolClient, targets: readonly string[]
   return rows;
 }
 
+const RECORD_COLUMNS = ['key', 'revision', 'state', 'entity_id', 'digest', 'redirect_to'] as const;
+
+/** Inserts or replaces the rows of keys: copied into a staging table (emptied at commit), then one upsert. */
 export async function saveOlRecords(client: PoolClient, rows: readonly OlRecordRow[]): Promise<void> {
   if (rows.length === 0) return;
+  await client.query('create temp table if not exists openlibrary_records_batch (like openlibrary_records) on commit delete rows');
+  await copyRows(client, 'openlibrary_records_batch', RECORD_COLUMNS, rows);
   await client.query(
-    `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
-     select key, revision, state, entity_id, digest, redirect_to from json_populate_recordset(null::openlibrary_records, $1)
+    `insert into openlibrary_records (${RECORD_COLUMNS.join(', ')})
+     select ${RECORD_COLUMNS.join(', ')} from openlibrary_records_batch
      on conflict (key) do update set revision = excluded.revision, state = excluded.state, entity_id = excluded.entity_id,
        digest = excluded.digest, redirect_to = excluded.redirect_to`,
-    [JSON.stringify(rows)],
   );
 }
 
@@ -91,9 +98,7 @@ const COLUMNS = {
 export async function insertKeyed(client: PoolClient, table: 'authors', rows: readonly (OlAuthorRow & { name_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: 'works', rows: readonly (OlWorkRow & { work_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
-  if (rows.length === 0) return;
-  const columns = ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]].join(', ');
-  await client.query(`insert into ${table} (${columns}) select ${columns} from json_populate_recordset(null::${table}, $1)`, [JSON.stringify(rows)]);
+  await copyRows(client, table, ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]], rows);
 }
 
 /** Replaces the Open Library fields of authors or works (a record revives a deleted one). */
@@ -139,15 +144,11 @@ export async function booksByIdOrIsbn(client: PoolClient, ids: readonly string[]
 export type OlBookRow = Partial<EditionFields> & { id: string; work_id: string; isbn_13: string | null; isbn_10: string | null; source_key: string };
 export type OlBookUpdate = EditionFields & { id: string; work_id: string; deleted_at: Date | null };
 
+// Popularity keeps its default: Open Library has none.
+const NEW_BOOK_COLUMNS = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS.filter((field) => field !== 'popularity')] as const;
+
 export async function insertOlBooks(client: PoolClient, books: readonly OlBookRow[]): Promise<void> {
-  if (books.length === 0) return;
-  const columns = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS];
-  await client.query(
-    `insert into books (${columns.join(', ')})
-     select ${columns.map((column) => (column === 'popularity' ? 'coalesce(popularity, 0)' : column)).join(', ')}
-       from json_populate_recordset(null::books, $1)`,
-    [JSON.stringify(books)],
-  );
+  await copyRows(client, 'books', NEW_BOOK_COLUMNS, books);
 }
 
 /** Writes the work, every edition field and the deletion mark of each book. */
@@ -183,4 +184,9 @@ export async function survivors(client: PoolClient, table: 'books' | 'works' | '
   if (ids.length === 0) return new Map();
   const { rows } = await client.query<{ id: string; survivor: string }>(`select id, coalesce(merged_into, id) as survivor from ${table} where id = any($1)`, [ids]);
   return new Map(rows.map((row) => [row.id, row.survivor]));
+}
+
+/** Fresh planner statistics for the tables an import grows (outside any batch's transaction). */
+export async function analyzeOlTables(db: Pool): Promise<void> {
+  await db.query('analyze books, works, authors, book_authors, external_ids, openlibrary_records');
 }
