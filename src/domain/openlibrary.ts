@@ -285,16 +285,21 @@ function longText(value: unknown): string | null {
   return typeof raw === 'string' ? storable(raw.replace(/\r\n?/g, '\n')) : null;
 }
 
+// Most texts need no cleaning; testing first spares a copy of each (a dump has hundreds of millions).
+const UNCOLLAPSED = /\s\s|[^\S ]/;
+
 /** A one-line text: whitespace collapsed; null when nothing is left. */
 function text(value: unknown): string | null {
-  return typeof value === 'string' ? storable(value.replace(/\s+/g, ' ')) : null;
+  if (typeof value !== 'string') return null;
+  return storable(UNCOLLAPSED.test(value) ? value.replace(/\s+/g, ' ') : value);
 }
 
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text as PostgreSQL can store it: no NUL and no lone surrogate (both occur in the dumps). */
 function storable(value: string): string | null {
-  const cleaned = value.replace(LONE_SURROGATE, '\uFFFD').replace(/\u0000/g, '').trim();
+  const cleaned = (UNSTORABLE.test(value) ? value.replace(LONE_SURROGATE, '\uFFFD').replace(/\u0000/g, '') : value).trim();
   return cleaned === '' ? null : cleaned;
 }
 
