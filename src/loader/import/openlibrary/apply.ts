@@ -12,6 +12,7 @@ import {
   insertOlBooks,
   markDeleted,
   olRecords,
+  priceIndexProbesAsCached,
   redirectsTo,
   replaceCredits,
   saveOlRecords,
@@ -102,6 +103,7 @@ class OlBatch {
   constructor(private readonly client: PoolClient) {}
 
   async apply(records: readonly OlRecord[]): Promise<OlBatchOutcome> {
+    await priceIndexProbesAsCached(this.client);
     const newest = newestByKey(records);
     this.outcome.unchanged += records.length - newest.size;
     const referenced = [...newest.values()].flatMap((record) =>
