@@ -110,3 +110,13 @@ test.serial('a changed rating that changes a list records a change for that book
   t.deepEqual(indexed.get(d.id)?.also_liked, [b.id]);
   t.true(indexed.get(b.id)?.also_liked.includes(d.id));
 });
+
+test.serial('readers of any edition of a work count for the work: two readers of two editions relate it to a book they both liked', async (t) => {
+  // One reader liked edition 1 and D, another edition 2 and D: no edition has two co-readers with D, the work has.
+  const file = await csvFile(['User-ID,ISBN,Book-Rating', `60,${edition1.isbn_10},9`, `60,${d.isbn_10},9`, `61,${edition2.isbn_10},9`, `61,${d.isbn_10},9`]);
+  await importRatings(file, { db: world.db, log: quiet });
+  t.true((await alsoLikedOf(world.db, edition1.id)).includes(d.id));
+  t.true((await alsoLikedOf(world.db, edition2.id)).includes(d.id));
+  const ofD = await alsoLikedOf(world.db, d.id);
+  t.is(ofD.filter((id) => id === edition1.id || id === edition2.id).length, 1);
+});

@@ -4,7 +4,7 @@ import { createLogger } from '../src/log.js';
 import type { BookRecord } from '../src/domain/records.js';
 import { likelySameWork } from '../src/domain/similarity.js';
 import { merge } from '../src/services/merge.js';
-import { csvFile } from './helpers/catalogue.js';
+import { BX_HEADER, csvFile, importFile } from './helpers/catalogue.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 
 let search: SearchWorld;
@@ -12,6 +12,9 @@ let search: SearchWorld;
 const SPEAK = '014131088X';
 const FOUNTAINHEAD = '0451191153';
 const INTO_THE_WILD = '0385486804';
+// One book as two works: a label that reads on ("Now in Paperback!") keeps the first apart.
+const SPARROW_LABELLED = '1900000016';
+const SPARROW = '1900000024';
 
 /**
  * Co-reading: three readers liked Speak and The Fountainhead, two liked it and Into the Wild;
@@ -21,10 +24,16 @@ const RATINGS = [
   'User-ID,ISBN,Book-Rating',
   ...[1, 2, 3].flatMap((user) => [`${user},${SPEAK},9`, `${user},${FOUNTAINHEAD},9`]),
   ...[4, 5].flatMap((user) => [`${user},${SPEAK},8`, `${user},${INTO_THE_WILD},9`]),
+  ...[6, 7, 8].flatMap((user) => [`${user},${SPARROW_LABELLED},9`, `${user},${SPARROW},9`]),
 ];
 
 test.before(async () => {
   search = await openSearchWorld(async (world) => {
+    await importFile(world, 'book-crossing', await csvFile([
+      BX_HEADER,
+      `${SPARROW_LABELLED},"Sparrow Hill (Now in Paperback!)","Mara Quillfeather",2004,"Puffin"`,
+      `${SPARROW},"Sparrow Hill","Mara Quillfeather",2001,"Viking"`,
+    ]));
     await importRatings(await csvFile(RATINGS), { db: world.db, log: createLogger('silent') });
   });
 });
@@ -59,6 +68,14 @@ test('without co-readers, the same series and the same author come first', async
   t.true(top.includes('The Hunger Games'), top.join(', '));
 });
 
+test('a twin of the book in another work is never recommended, whichever of the two titles says more', async (t) => {
+  const labelled = await bookByIsbn(SPARROW_LABELLED);
+  const plain = await bookByIsbn(SPARROW);
+  t.not(labelled.work_id, plain.work_id);
+  t.false((await recommend(labelled.id)).results.some((hit) => hit.book.id === plain.id));
+  t.false((await recommend(plain.id)).results.some((hit) => hit.book.id === labelled.id));
+});
+
 test('recommendations are one book per work, never an edition of the book\'s own work nor a twin of it', async (t) => {
   const { rows } = await search.world.db.query<{ id: string }>(
     'select min(id) as id from books where merged_into is null group by work_id having count(*) > 1 order by min(id)',
@@ -70,7 +87,7 @@ test('recommendations are one book per work, never an edition of the book\'s own
     const works = results.map((hit) => hit.book.work_id);
     t.false(works.includes(book.work_id), book.title);
     t.is(new Set(works).size, works.length, book.title);
-    for (const hit of results) t.false(likelySameWork(book, hit.book), `${book.title} / ${hit.book.title}`);
+    for (const hit of results) t.false(likelySameWork(book, hit.book) || likelySameWork(hit.book, book), `${book.title} / ${hit.book.title}`);
   }
 });
 

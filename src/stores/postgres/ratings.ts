@@ -73,17 +73,20 @@ export interface AlsoLikedOutcome {
 const DERIVE_LOCK = 7_340_030;
 
 /**
- * Derives "readers of X also liked Y" from all ratings and stores it, in one transaction:
+ * Derives "readers of X also liked Y" from all ratings and stores it, in one transaction. Readers
+ * like works, not editions (Book-Crossing scatters one book's ratings over its editions), so the
+ * counts are of works:
  *
- *   score(X, Y) = co(X, Y) / sqrt(n(X) * n(Y)) * min(co(X, Y), C) / C
+ *   score(X, Y) = co(X, Y) * min(co(X, Y), C) / C / n(Y)^0.1
  *
- * where n(B) is the number of readers who liked B and co(X, Y) those who liked both: the cosine
- * similarity of the two books' sets of readers, so that a bestseller everyone liked does not top
- * every list, damped while few readers support it (significance weighting, C = fullConfidenceAt),
- * so that two obscure books sharing two readers do not outrank a well-supported pair. Pairs need at
- * least `minCoReaders` readers in common; another edition of the book's own work is never related,
- * and a list holds at most one edition of any work; ties go to the larger co-readership, then the id. Every book whose list changed
- * gets an 'update' change in the change sequence, so `bookmeta sync` reindexes it.
+ * where n(W) is the number of readers who liked work W and co(X, Y) those who liked both: how many
+ * of X's readers liked Y, damped while few readers support it (C = fullConfidenceAt), and only a
+ * little against Y's own popularity. The cosine (co over the square root of both popularities)
+ * ranked obscure books first, while a reader's next book is more often a popular one. Pairs need at least `minCoReaders` readers in common; another
+ * edition of the book's own work is never related, a list names one edition per work (its most
+ * liked), and every rated edition of a work gets the work's list; ties go to the larger
+ * co-readership, then the id. Every book whose list changed gets an 'update' change in the change
+ * sequence, so `bookmeta sync` reindexes it.
  */
 export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}): Promise<AlsoLikedOutcome> {
   const minRating = options.minRating ?? 6;
@@ -104,32 +107,39 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
           where r.rating >= $1
        ),
        readers as (
-         select user_id from liked group by user_id having count(*) between 2 and $2
+         select user_id from liked group by user_id having count(distinct work_id) between 2 and $2
        ),
        kept as (
          select liked.* from liked join readers using (user_id)
        ),
+       work_readers as (
+         select distinct user_id, work_id from kept
+       ),
        popularity as (
-         select book_id, count(*)::float8 as n from kept group by book_id
+         select work_id, count(*)::float8 as n from work_readers group by work_id
        ),
        pairs as (
-         select x.book_id as x, y.book_id as y, y.work_id as y_work, count(*) as co
-           from kept x join kept y on y.user_id = x.user_id and y.work_id <> x.work_id
-          group by x.book_id, y.book_id, y.work_id
+         select x.work_id as x_work, y.work_id as y_work, count(*) as co
+           from work_readers x join work_readers y on y.user_id = x.user_id and y.work_id <> x.work_id
+          group by x.work_id, y.work_id
          having count(*) >= $3
        ),
-       scored as (
-         select p.x, p.y, p.y_work, p.co,
-                p.co / sqrt(px.n * py.n) * least(p.co, $5)::float8 / $5 as score
-           from pairs p join popularity px on px.book_id = p.x join popularity py on py.book_id = p.y
-       ),
-       one_per_work as (
-         select distinct on (x, y_work) x, y, co, score from scored order by x, y_work, score desc, co desc, y
-       ),
        ranked as (
-         select x, y, row_number() over (partition by x order by score desc, co desc, y) as rank from one_per_work
+         select p.x_work, p.y_work,
+                row_number() over (partition by p.x_work order by p.co * least(p.co, $5)::float8 / $5 / power(py.n, 0.1) desc, p.co desc, p.y_work) as rank
+           from pairs p join popularity py on py.work_id = p.y_work
+       ),
+       editions as (
+         select work_id, book_id, count(*) as likes from kept group by work_id, book_id
+       ),
+       most_liked as (
+         select distinct on (work_id) work_id, book_id from editions order by work_id, likes desc, book_id
        )
-       select x as book_id, array_agg(y order by rank) as liked from ranked where rank <= $4 group by x`,
+       select e.book_id, array_agg(m.book_id order by r.rank) as liked
+         from editions e
+         join ranked r on r.x_work = e.work_id and r.rank <= $4
+         join most_liked m on m.work_id = r.y_work
+        group by e.book_id`,
       [minRating, maxLikes, minCoReaders, limit, fullConfidence],
     );
     const { rows: upserted } = await client.query<{ book_id: string }>(
