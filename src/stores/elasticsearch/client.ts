@@ -13,9 +13,14 @@ import { StoreGuard, StoreTimeout } from '../guard.js';
 
 export type Elastic = Client;
 
-/** `url` names one node, or several comma-separated: the client spreads requests over them and skips a node that is down. */
+/**
+ * The loader's client. `url` names one node, or several comma-separated: the client spreads
+ * requests over them and skips a node that is down. A batch job waits for a slow node rather than
+ * fail: a node just started on a loaded machine left a request of `npm run up`'s first reindex
+ * unanswered three times in 30 s.
+ */
 export function createElastic(url: string): Elastic {
-  return new Client({ nodes: url.split(','), requestTimeout: 30_000, maxRetries: 2 });
+  return new Client({ nodes: url.split(','), requestTimeout: 120_000, maxRetries: 2 });
 }
 
 /**
