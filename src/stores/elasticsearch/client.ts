@@ -49,8 +49,12 @@ export function createRequestPathElastic(url: string, waitMs: number, log: Logge
       return guard.run(sent, items);
     }
   }
-  return new Client({ nodes: url.split(','), requestTimeout: waitMs, maxRetries: 2, Transport: GuardedTransport });
+  // The client's own timeout is its connections' (undici's header and body timeouts), which no
+  // request's can exceed: it must lie above every request's wait, which each request sets itself.
+  return new Client({ nodes: url.split(','), requestTimeout: CONNECTION_TIMEOUT_MS, maxRetries: 2, Transport: GuardedTransport });
 }
+
+const CONNECTION_TIMEOUT_MS = 120_000;
 
 /** The searches a request carries: an _msearch's (its body is a header and a search for each), else one. */
 function searchesIn(params: TransportRequestParams): number {
