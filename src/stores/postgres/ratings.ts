@@ -96,6 +96,10 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
   const fullConfidence = options.fullConfidenceAt ?? 10;
   return withTransaction(pool, async (client) => {
     await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
+    // Statistics first: right after an import the tables may be unanalysed (autovacuum off or
+    // behind), and the planner's guesses made the readers' pairs a nested loop of many minutes on
+    // the sample (22 s in all with them).
+    await client.query('analyze ratings, books');
     // Deleted books are not filtered here: a second null test leaves the planner (before the
     // tables are analysed, right after an import) expecting one row, and its nested loop over the
     // readers' pairs took half an hour on the sample. Documents drop ids that are not live anyway.
