@@ -94,7 +94,7 @@ const credit = (book: BookRecord) => `${book.title} / ${book.authors.map((author
 
 /** The evaluation's own judgement of a recommendation that hands the reader the seed again: its work, a twin, or a set that holds it or may. */
 function isOrHoldsSeed(seed: BookRecord, book: BookRecord): boolean {
-  if (book.work_id === seed.work_id || likelySameWork(seed, book) || likelySameWork(book, seed)) return true;
+  if (book.work_id === seed.work_id || likelySameWork(seed, book)) return true;
   if (!GATHERINGS.has(book.kind)) return false;
   const sameSeries = seed.series !== null && book.series !== null && foldText(seed.series) === foldText(book.series);
   const sharedAuthor = book.authors.some((author) => seed.authors.some((other) => other.id === author.id));

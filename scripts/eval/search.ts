@@ -156,7 +156,7 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
     for (let j = i + 1; j < results.length; j++) {
       const [a, b] = [results[i]!, results[j]!];
       // A boxset, omnibus or companion is a work of its own, never the books it gathers.
-      if (a.work_id !== b.work_id && a.kind === b.kind && numbersIn(a.title) === numbersIn(b.title) && (likelySameWork(a, b) || likelySameWork(b, a))) pairs.push([a, b]);
+      if (a.work_id !== b.work_id && a.kind === b.kind && numbersIn(a.title) === numbersIn(b.title) && likelySameWork(a, b)) pairs.push([a, b]);
     }
   }
   return pairs;

@@ -237,9 +237,15 @@ type TitledBook = TitleFields & Pick<BookRecord, 'authors'>;
 /**
  * Whether two books are probably editions of one work that the catalogue keeps apart ("The Hobbit"
  * and "The Hobbit (Leatherette Collector's Edition)"): nearly the same title and a shared author.
+ * Either way round: title likeness weighs words a given title adds more than words it lacks, so a
+ * label one title carries ("(Now in Paperback!)") counts on one side only.
  */
 export function likelySameWork(a: TitledBook, b: TitledBook): boolean {
-  if (titleSimilarity(a.title, b) < 0.9) return false;
-  const credited = b.authors.map((author) => author.name);
-  return a.authors.some((author) => authorSimilarity(author.name, credited) >= 0.8);
+  return likelyEditionOf(a, b) || likelyEditionOf(b, a);
+}
+
+function likelyEditionOf(given: TitledBook, book: TitledBook): boolean {
+  if (titleSimilarity(given.title, book) < 0.9) return false;
+  const credited = book.authors.map((author) => author.name);
+  return given.authors.some((author) => authorSimilarity(author.name, credited) >= 0.8);
 }

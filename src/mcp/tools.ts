@@ -129,7 +129,7 @@ const requiredText = (name: string, missing = `${name} is required`) =>
 
 
 /** An optional integer, handed to the service as the text a query string would carry; the range is the service's to check. */
-const optionalInteger = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
+const integerArgument = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
   z.int().optional().meta(range).describe(description).transform((value) => (value === undefined ? undefined : String(value)));
 
 /** What a lookup answers: the route's JSON text, and a note when a merged id was followed to its survivor (the 301 the route answers). */
@@ -214,8 +214,8 @@ const getAuthor = defineTool({
 });
 
 const paging = {
-  limit: optionalInteger(`Results per page, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`, { minimum: 1, maximum: SEARCH_MAX_LIMIT, default: SEARCH_DEFAULT_LIMIT }),
-  offset: optionalInteger(`Results to skip, for the next page: offset + limit at most ${SEARCH_MAX_WINDOW}.`, { minimum: 0, default: 0 }),
+  limit: integerArgument(`Results per page, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`, { minimum: 1, maximum: SEARCH_MAX_LIMIT, default: SEARCH_DEFAULT_LIMIT }),
+  offset: integerArgument(`Results to skip, for the next page: offset + limit at most ${SEARCH_MAX_WINDOW}.`, { minimum: 0, default: 0 }),
 };
 
 const searchBooksTool = defineTool({
@@ -232,8 +232,8 @@ const searchBooksTool = defineTool({
     ...paging,
     author_id: z.string().optional().describe('Only books crediting this author (an au_ id, e.g. from search_authors).'),
     language: z.string().optional().describe('Only books in this language as the records spell it: "eng", "en-US", "spa".'),
-    year_from: optionalInteger('Only books published in this year or later.'),
-    year_to: optionalInteger('Only books published in this year or earlier.'),
+    year_from: integerArgument('Only books published in this year or later.'),
+    year_to: integerArgument('Only books published in this year or earlier.'),
     editions: z.string().optional().meta({ enum: ['best', 'all'], default: 'best' }).describe('"best" (default): one result per work; "all": every edition.'),
   }),
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, params)) }),
@@ -292,7 +292,7 @@ const recommendBooks = defineTool({
     MERGES,
   input: z.object({
     id: requiredText('id').describe('The bk_ id of the book read.'),
-    limit: optionalInteger(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
+    limit: integerArgument(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
   }),
   run: async ({ services }, { id, limit }) => {
     const recommend = async (bookId: string): Promise<{ text: string } | Merged> => {
@@ -314,7 +314,7 @@ const listChanges = defineTool({
     'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
   input: z.object({
     since: requiredText('since', 'since cursor is required').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
-    limit: optionalInteger(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
+    limit: integerArgument(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
   }),
   run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
 });

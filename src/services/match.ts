@@ -24,8 +24,6 @@ export const MATCH_CANDIDATES_SHOWN = 5;
 const CANDIDATE_POOL = 30;
 const TEXT_MAX_LENGTH = 500;
 
-const MATCH_FIELDS = ['title', 'isbn', 'author', 'year', 'publisher'] as const;
-
 /** A text field: collapsed whitespace, and empty counts as absent. */
 const textField = (name: string, description: string) =>
   z
@@ -35,31 +33,32 @@ const textField = (name: string, description: string) =>
     .transform((value) => (value === undefined || value === null ? null : collapseWhitespace(value) || null))
     .meta({ description });
 
+const YEAR_MESSAGE = 'year must be an integer such as 1997';
+
+const matchFields = {
+  title: textField('title', 'As written anywhere: with or without subtitle, series in parentheses, leading article.').meta({ example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' }),
+  isbn: textField('isbn', 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.'),
+  author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({ example: 'Rowling, J.K.' }),
+  year: z
+    .int({ error: YEAR_MESSAGE })
+    .min(-9999, YEAR_MESSAGE)
+    .max(9999, YEAR_MESSAGE)
+    .nullish()
+    .transform((value) => value ?? null)
+    .meta({ description: 'Year of publication, e.g. 1997.' }),
+  publisher: textField('publisher', 'Publisher, if known.'),
+};
+
 /**
  * The body of POST /v1/match, checked for its fields' types (and read by the MCP tools as their
  * arguments); parseMatchRequest adds what the fields must say together. Without an `id`, so that
  * the tools' input schemas show it inline.
  */
 export const matchRequest = z
-  .strictObject(
-    {
-      title: textField('title', 'As written anywhere: with or without subtitle, series in parentheses, leading article.').meta({ example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' }),
-      isbn: textField('isbn', 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.'),
-      author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({ example: 'Rowling, J.K.' }),
-      year: z
-        .int({ error: 'year must be an integer such as 1997' })
-        .min(-9999, 'year must be an integer such as 1997')
-        .max(9999, 'year must be an integer such as 1997')
-        .nullish()
-        .transform((value) => value ?? null)
-        .meta({ description: 'Year of publication, e.g. 1997.' }),
-      publisher: textField('publisher', 'Publisher, if known.'),
-    },
-    {
-      error: (issue) =>
-        issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${MATCH_FIELDS.join(', ')}` : 'request body must be a JSON object',
-    },
-  )
+  .strictObject(matchFields, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${Object.keys(matchFields).join(', ')}` : 'request body must be a JSON object',
+  })
   .meta({ description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.' });
 
 export const matchCandidate = z

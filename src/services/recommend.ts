@@ -42,9 +42,7 @@ export async function recommendFor(services: SearchServices, id: string, limitTe
     const alsoLiked = await alsoLikedOf(services.db, id);
     const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked }, limit + SPARE_HITS);
     const found = await hydrate(hits, (ids) => booksByIds(services.db, ids), (score, other) => ({ score, book: other }));
-    // A twin is judged both ways: a label the work key keeps ("Sparrow Hill (Now in Paperback!)") is more title on one side only.
-    const twin = (other: typeof book) => likelySameWork(book, other) || likelySameWork(other, book);
-    const results = found.filter((hit) => hit.book.work_id !== book.work_id && !twin(hit.book)).slice(0, limit);
+    const results = found.filter((hit) => hit.book.work_id !== book.work_id && !likelySameWork(book, hit.book)).slice(0, limit);
     return { value: { book_id: id, results }, cacheable: true };
   });
   return { record, shows: [] };

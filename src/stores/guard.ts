@@ -109,8 +109,9 @@ export class StoreGuard {
   }
 
   private refuse(): ApiError {
-    this.failedUnreported += 1;
     const now = Date.now();
+    // The outage's count: a call past its wait while the store is up is not one of them.
+    if (this.downSince !== null) this.failedUnreported += 1;
     if (this.downSince !== null && now - this.lastReport >= REPORT_EVERY_MS) {
       this.log.error({ store: this.store, downMs: now - (this.downSince ?? now), failed: this.failedUnreported }, `${this.store} still unavailable`);
       this.failedUnreported = 0;

@@ -82,10 +82,10 @@ const DERIVE_LOCK = 7_340_030;
  * where n(W) is the number of readers who liked work W and co(X, Y) those who liked both: how many
  * of X's readers liked Y, damped while few readers support it (C = fullConfidenceAt), and only a
  * little against Y's own popularity. The cosine (co over the square root of both popularities)
- * ranked obscure books first, while a reader's next book is more often a popular one. Pairs need at least `minCoReaders` readers in common; another
- * edition of the book's own work is never related, a list names one edition per work (its most
- * liked), and every rated edition of a work gets the work's list; ties go to the larger
- * co-readership, then the id. Every book whose list changed gets an 'update' change in the change
+ * ranked obscure books first, while a reader's next book is more often a popular one. Pairs need
+ * at least `minCoReaders` readers in common; another edition of the book's own work is never
+ * related, a list names one live edition per work (its most liked), and every rated edition of a
+ * work gets the work's list; ties go to the larger co-readership, then the id. Every book whose list changed gets an 'update' change in the change
  * sequence, so `bookmeta sync` reindexes it.
  */
 export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}): Promise<AlsoLikedOutcome> {
@@ -97,17 +97,14 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
   return withTransaction(pool, async (client) => {
     await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
     // Statistics first: right after an import the tables may be unanalysed (autovacuum off or
-    // behind), and the planner's guesses made the readers' pairs a nested loop of many minutes on
-    // the sample (22 s in all with them).
+    // behind), and the planner, guessing one row for the live books, made the readers' pairs a
+    // nested loop that ran for half an hour on the sample.
     await client.query('analyze ratings, books');
-    // Deleted books are not filtered here: a second null test leaves the planner (before the
-    // tables are analysed, right after an import) expecting one row, and its nested loop over the
-    // readers' pairs took half an hour on the sample. Documents drop ids that are not live anyway.
     await client.query(
       `create temp table derived_also_liked on commit drop as
        with liked as (
          select r.user_id, b.id as book_id, b.work_id
-           from ratings r join books b on b.id = r.book_id and b.merged_into is null
+           from ratings r join books b on b.id = r.book_id and b.merged_into is null and b.deleted_at is null
           where r.rating >= $1
        ),
        readers as (
