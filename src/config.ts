@@ -1,4 +1,12 @@
-import type { IndexShape } from './loader/stores/elasticsearch/indices.js';
+/**
+ * How an index is spread over a cluster: its primary shards, and the copies of each shard on other
+ * nodes (one replica lets the index keep answering when a node stops). A setting of the loader,
+ * not of the mapping: it depends on the cluster, not on the documents.
+ */
+export interface IndexShape {
+  shards: number;
+  replicas: number;
+}
 
 /** Every setting comes from the environment; the defaults suit a developer machine. */
 export interface Config {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
 import type { Config } from '../src/config.js';
-import { reindex } from '../src/loader/index/reindex.js';
+import { reindex } from '../loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';

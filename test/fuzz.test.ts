@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { pino } from 'pino';
 import { createRouter } from '../src/http/app.js';
 import { isPublicRequest, PUBLIC_PATHS } from '../src/http/routes/public.js';
-import { reindex } from '../src/loader/index/reindex.js';
+import { reindex } from '../loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { reindex } from '../src/loader/index/reindex.js';
-import { ensureAliases } from '../src/loader/index/sync.js';
-import { aliasTargets } from '../src/loader/stores/elasticsearch/indices.js';
+import { reindex } from '../loader/index/reindex.js';
+import { ensureAliases } from '../loader/index/sync.js';
+import { aliasTargets } from '../loader/stores/elasticsearch/indices.js';
 import { useIndexedWorld } from './helpers/indexing.js';
 
 const { deps } = useIndexedWorld(test);

@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { reindex } from '../src/loader/index/reindex.js';
-import { syncOnce } from '../src/loader/index/sync.js';
-import { importOpenLibrary } from '../src/loader/import/openlibrary/import.js';
+import { reindex } from '../loader/index/reindex.js';
+import { syncOnce } from '../loader/index/sync.js';
+import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import type { TestWorld } from './helpers/env.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
-import { importOpenLibrary } from '../src/loader/import/openlibrary/import.js';
+import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { projectPath } from '../src/paths.js';
 import type { Pool } from '../src/stores/postgres/pool.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
@@ -219,7 +219,7 @@ test.serial('kill -9 at any moment and a rerun end in the same catalogue as one 
     await importOpenLibrary(order, { db: clean.db, cache: null, log }, { progress: false, batchSize: 250 });
     for (const after of [1, 9, 20]) {
       // A real process, killed once `after` batches are committed.
-      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order], {
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order], {
         env: killed.env,
         cwd: projectPath(),
         stdio: 'ignore',

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { importRatings } from '../src/loader/import/ratings.js';
+import { importRatings } from '../loader/import/ratings.js';
 import { createLogger } from '../src/log.js';
 import type { BookRecord } from '../src/domain/records.js';
 import { likelySameWork } from '../src/domain/similarity.js';

@@ -3,12 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { authorKey } from '../src/domain/names.js';
-import { aliasTargets, strayIndices } from '../src/loader/stores/elasticsearch/indices.js';
+import { aliasTargets, strayIndices } from '../loader/stores/elasticsearch/indices.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { projectPath } from '../src/paths.js';
-import { reindex } from '../src/loader/index/reindex.js';
-import { syncOnce } from '../src/loader/index/sync.js';
-import { createProgress, formatDuration, progressLine } from '../src/loader/index/progress.js';
+import { reindex } from '../loader/index/reindex.js';
+import { syncOnce } from '../loader/index/sync.js';
+import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 import { liveBooks, retitle } from './helpers/catalogue.js';
@@ -125,7 +125,7 @@ test.serial('the CLI reindexes, prints a summary and the loader status agrees wi
 async function killReindexAt(message: string, delayMs: number): Promise<void> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', projectPath('src', 'cli.ts'), 'reindex', 'books', '--batch-size', '20', '--max-rate', '400', '--no-progress'],
+    ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'reindex', 'books', '--batch-size', '20', '--max-rate', '400', '--no-progress'],
     { env: { ...world.env, LOG_LEVEL: 'info' }, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise((resolve) => child.on('exit', resolve));

@@ -3,12 +3,12 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { projectPath } from '../src/paths.js';
-import { BulkWriter } from '../src/loader/stores/elasticsearch/bulk.js';
-import { readCheckpoint } from '../src/loader/stores/postgres/checkpoints.js';
+import { BulkWriter } from '../loader/stores/elasticsearch/bulk.js';
+import { readCheckpoint } from '../loader/stores/postgres/checkpoints.js';
 import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
-import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../src/loader/index/sync.js';
+import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../loader/index/sync.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 import { liveBookIds, retitle } from './helpers/catalogue.js';
@@ -121,7 +121,7 @@ interface Follower {
 }
 
 function spawnFollow(): Promise<Follower> {
-  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'sync', '--follow', '--page-size', '25'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'sync', '--follow', '--page-size', '25'], {
     env: { ...world.env, LOG_LEVEL: 'info' },
     cwd: projectPath(),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -188,7 +188,7 @@ test.serial('kill -9 of sync at any moment, with writes going on, loses nothing'
   await writer;
   // Also a one-shot sync killed mid-way through a backlog.
   await retitle(world.db, books, (id) => `Backlog title of ${id}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('src', 'cli.ts'), 'sync', '--page-size', '5'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'sync', '--page-size', '5'], {
     env: world.env,
     cwd: projectPath(),
     stdio: 'ignore',

@@ -5,11 +5,11 @@ import { allDocuments, loaderDeps } from './helpers/indexing.js';
 import { parseIsbn } from '../src/domain/isbn.js';
 import { authorKey } from '../src/domain/names.js';
 import { titleKey } from '../src/domain/titles.js';
-import { upsertEditions } from '../src/loader/import/editions.js';
-import { bookCrossing } from '../src/loader/import/bookCrossing.js';
-import { regroupWorks } from '../src/loader/import/regroup.js';
-import { reindex } from '../src/loader/index/reindex.js';
-import { syncOnce } from '../src/loader/index/sync.js';
+import { upsertEditions } from '../loader/import/editions.js';
+import { bookCrossing } from '../loader/import/bookCrossing.js';
+import { regroupWorks } from '../loader/import/regroup.js';
+import { reindex } from '../loader/index/reindex.js';
+import { syncOnce } from '../loader/index/sync.js';
 import { runCli } from './helpers/processes.js';
 
 const goodbooksRow = (id: number, isbn: string, authors: string, original: string, title: string, ratings: number) =>

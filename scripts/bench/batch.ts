@@ -13,7 +13,7 @@
 // Run: ELASTICSEARCH_URL=... node --import tsx scripts/bench/batch.ts [--seconds 40] [--rounds 4] [--connections 8] [--batch-connections 2] [--seed 7]
 import { parseArgs } from 'node:util';
 import { Client } from '@elastic/elasticsearch';
-import { reindex } from '../../src/loader/index/reindex.js';
+import { reindex } from '../../loader/index/reindex.js';
 import { createLogger } from '../../src/log.js';
 import { indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { Random } from '../dev/generate-catalogue.js';

@@ -16,9 +16,9 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { goodbooks } from '../../src/loader/import/goodbooks.js';
-import { importCatalogue } from '../../src/loader/import/importer.js';
-import { reindex } from '../../src/loader/index/reindex.js';
+import { goodbooks } from '../../loader/import/goodbooks.js';
+import { importCatalogue } from '../../loader/import/importer.js';
+import { reindex } from '../../loader/index/reindex.js';
 import { createLogger } from '../../src/log.js';
 import { projectPath } from '../../src/paths.js';
 import { createElastic, indexAliases } from '../../src/stores/elasticsearch/client.js';
@@ -59,9 +59,9 @@ const { rows: bookRows } = await db.query<{ id: string }>('select id from books 
 const bookIds = bookRows.map((row) => row.id);
 
 // The follower, as an operator runs it.
-const compiled = projectPath('dist', 'src', 'cli.js');
+const compiled = projectPath('dist', 'loader', 'cli.js');
 const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('src', 'loader', 'index', 'sync.ts'))).mtimeMs;
-const follower = spawn(process.execPath, [...(useDist ? [compiled] : ['--import', 'tsx', projectPath('src', 'cli.ts')]), 'sync', '--follow'], {
+const follower = spawn(process.execPath, [...(useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')]), 'sync', '--follow'], {
   env: { ...process.env, DATABASE_URL: databaseUrl.toString(), ELASTICSEARCH_URL: esUrl, INDEX_PREFIX: prefix, LOG_LEVEL: 'info' },
   stdio: ['ignore', 'ignore', 'pipe'],
 });

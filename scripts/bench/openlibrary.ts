@@ -81,7 +81,7 @@ async function copyBaseline(): Promise<{ lines: number; seconds: number }> {
   return { lines: rows[0]!.n, seconds };
 }
 
-const cli = existsSync(projectPath('dist', 'src', 'cli.js')) ? [projectPath('dist', 'src', 'cli.js')] : ['--import', 'tsx', projectPath('src', 'cli.ts')];
+const cli = existsSync(projectPath('dist', 'loader', 'cli.js')) ? [projectPath('dist', 'loader', 'cli.js')] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
 const importFiles = (paths: string[]) =>
   run(process.execPath, [...cli, 'import', 'openlibrary', '--no-progress', '--batch-size', values['batch-size']!, ...paths], { ...process.env, DATABASE_URL: databaseUrl.toString(), LOG_LEVEL: 'warn' });
 

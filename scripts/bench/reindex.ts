@@ -19,10 +19,10 @@ import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { projectPath } from '../../src/paths.js';
-import { BulkWriter } from '../../src/loader/stores/elasticsearch/bulk.js';
+import { BulkWriter } from '../../loader/stores/elasticsearch/bulk.js';
 import { createElastic, indexAliases } from '../../src/stores/elasticsearch/client.js';
-import { streamDocuments } from '../../src/loader/stores/elasticsearch/documents.js';
-import { createPhysicalIndex, dropIndex, finishBulkLoad } from '../../src/loader/stores/elasticsearch/indices.js';
+import { streamDocuments } from '../../loader/stores/elasticsearch/documents.js';
+import { createPhysicalIndex, dropIndex, finishBulkLoad } from '../../loader/stores/elasticsearch/indices.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { generatedCatalogueDatabase, runMeasured } from '../lib/bench.js';
@@ -125,9 +125,9 @@ async function baseline(ndjson: { path: string; documents: number }): Promise<{ 
 
 /** `bookmeta reindex books` as its own process; samples VmHWM (peak RSS) while it runs. */
 async function reindexProcess(): Promise<{ docsPerSecond: number; wallDocsPerSecond: number; seconds: number; peakRssMb: number; documents: number }> {
-  const compiled = projectPath('dist', 'src', 'cli.js');
+  const compiled = projectPath('dist', 'loader', 'cli.js');
   const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('src', 'loader', 'index', 'reindex.ts'))).mtimeMs;
-  const args = useDist ? [compiled] : ['--import', 'tsx', projectPath('src', 'cli.ts')];
+  const args = useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
   const { code, stdout, seconds, peakRssMb } = await runMeasured(process.execPath, [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)], {
     ...process.env,
     DATABASE_URL: databaseUrl.toString(),

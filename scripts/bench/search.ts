@@ -13,7 +13,7 @@
 
 import { parseArgs } from 'node:util';
 import { Client } from '@elastic/elasticsearch';
-import { reindex } from '../../src/loader/index/reindex.js';
+import { reindex } from '../../loader/index/reindex.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';

@@ -9,7 +9,7 @@ ensure_node_modules() {
     echo "installing dependencies (npm ci)" >&2
     (cd "$project_dir" && npm ci --no-audit --no-fund >&2)
   fi
-  if [ ! -f "$project_dir/dist/src/cli.js" ] || [ -n "$(find "$project_dir/src" -newer "$project_dir/dist/src/cli.js" -name '*.ts' -print -quit)" ]; then
+  if [ ! -f "$project_dir/dist/loader/cli.js" ] || [ -n "$(find "$project_dir/src" "$project_dir/loader" -newer "$project_dir/dist/loader/cli.js" -name '*.ts' -print -quit)" ]; then
     echo "building (tsc)" >&2
     (cd "$project_dir" && npm run --silent build >&2)
   fi

@@ -21,9 +21,9 @@
 // Targets: right first for at least 95% of each kind; MRR@10 at least 0.97; no split pairs.
 
 import { parseArgs } from 'node:util';
-import { bookCrossing } from '../../src/loader/import/bookCrossing.js';
-import { goodbooks } from '../../src/loader/import/goodbooks.js';
-import { importCatalogue } from '../../src/loader/import/importer.js';
+import { bookCrossing } from '../../loader/import/bookCrossing.js';
+import { goodbooks } from '../../loader/import/goodbooks.js';
+import { importCatalogue } from '../../loader/import/importer.js';
 import { authorKey } from '../../src/domain/names.js';
 import type { BookRecord } from '../../src/domain/records.js';
 import { likelySameWork } from '../../src/domain/similarity.js';

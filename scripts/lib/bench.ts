@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { goodbooks } from '../../src/loader/import/goodbooks.js';
-import { importCatalogue } from '../../src/loader/import/importer.js';
+import { goodbooks } from '../../loader/import/goodbooks.js';
+import { importCatalogue } from '../../loader/import/importer.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { connectRedis, deleteKeysUnder } from '../../src/stores/redis/client.js';
@@ -93,7 +93,7 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'st
 
 /** `bookmeta serve` on a free port with the given settings. */
 export function startApi(env: NodeJS.ProcessEnv): Promise<BenchServer> {
-  return startProcess(['src/cli.ts', 'serve'], { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, 'stderr', (line) => {
+  return startProcess(['loader/cli.ts', 'serve'], { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, 'stderr', (line) => {
     try {
       const entry = JSON.parse(line) as { msg?: string; url?: string };
       return entry.msg === 'listening' ? (entry.url ?? null) : null;

@@ -1,9 +1,9 @@
 import type { ExecutionContext, TestFn } from 'ava';
 import { createElastic, indexAliases, type Elastic } from '../../src/stores/elasticsearch/client.js';
-import { authorDocuments, bookDocuments } from '../../src/loader/stores/elasticsearch/documents.js';
+import { authorDocuments, bookDocuments } from '../../loader/stores/elasticsearch/documents.js';
 import { createLogger } from '../../src/log.js';
-import { reindex } from '../../src/loader/index/reindex.js';
-import type { LoaderDeps } from '../../src/loader/index/sync.js';
+import { reindex } from '../../loader/index/reindex.js';
+import type { LoaderDeps } from '../../loader/index/sync.js';
 import { loadSampleCatalogue } from './catalogue.js';
 import { createWorld, type TestWorld } from './env.js';
 

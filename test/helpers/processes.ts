@@ -4,7 +4,7 @@ import { projectPath } from '../../src/paths.js';
 
 /** Real processes of the CLI, run from source through tsx, as an operator would run `bookmeta`. */
 
-const CLI = projectPath('src', 'cli.ts');
+const CLI = projectPath('loader', 'cli.ts');
 const NODE_ARGS = ['--import', 'tsx', CLI];
 
 export interface CliResult {

@@ -1,4 +1,4 @@
-import { reindex } from '../../src/loader/index/reindex.js';
+import { reindex } from '../../loader/index/reindex.js';
 import type { RunningServer } from '../../src/server.js';
 import { loadSampleCatalogue } from './catalogue.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './env.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { reindex } from '../../../src/loader/index/reindex.js';
+import { reindex } from '../../../loader/index/reindex.js';
 import { loadConfig, type Config } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { buildServices, closeServices } from '../../../src/services/build.js';

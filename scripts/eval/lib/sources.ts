@@ -1,4 +1,4 @@
-import { csvRows } from '../../../src/loader/import/csvRows.js';
+import { csvRows } from '../../../loader/import/csvRows.js';
 import { parseIsbn, recoverGoodbooksIsbn } from '../../../src/domain/isbn.js';
 import { splitAuthorList } from '../../../src/domain/names.js';
 import { projectPath } from '../../../src/paths.js';

@@ -1,6 +1,6 @@
-import type { WorkKind } from '../../../domain/titles.js';
-import { recordChanges, type Change } from '../../../stores/postgres/changes.js';
-import { withTransaction, type Pool, type Queryable } from '../../../stores/postgres/pool.js';
+import type { WorkKind } from '../../../src/domain/titles.js';
+import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
+import { withTransaction, type Pool, type Queryable } from '../../../src/stores/postgres/pool.js';
 
 /** The SQL of regrouping works (loader/import/regroup.ts): live works with their best edition, and a work's revision. */
 

@@ -12,8 +12,8 @@ import {
   type IndexKind,
 } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint } from '../stores/postgres/checkpoints.js';
-import { lastSeq } from '../../stores/postgres/changes.js';
-import type { PoolClient } from '../../stores/postgres/pool.js';
+import { lastSeq } from '../../src/stores/postgres/changes.js';
+import type { PoolClient } from '../../src/stores/postgres/pool.js';
 import { createProgress, type ProgressReporter } from './progress.js';
 import { SYNC_CHECKPOINT, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { newId, type EntityKind } from '../../../domain/ids.js';
-import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../domain/openlibrary.js';
-import { recordChanges, type Change } from '../../../stores/postgres/changes.js';
-import { mergeInTransaction } from '../../../stores/postgres/merges.js';
-import { withTransaction, type Pool, type PoolClient } from '../../../stores/postgres/pool.js';
+import { newId, type EntityKind } from '../../../src/domain/ids.js';
+import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../src/domain/openlibrary.js';
+import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
+import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
+import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
 import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,

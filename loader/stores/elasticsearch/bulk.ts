@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Elastic } from '../../../stores/elasticsearch/client.js';
+import type { Elastic } from '../../../src/stores/elasticsearch/client.js';
 
 /**
  * Bulk writes with back-pressure: operations are gathered into chunks of at most `maxBytes` or

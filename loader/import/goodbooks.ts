@@ -1,6 +1,6 @@
-import { recoverGoodbooksIsbn } from '../../domain/isbn.js';
-import { splitAuthorList } from '../../domain/names.js';
-import { splitTitle, workKind } from '../../domain/titles.js';
+import { recoverGoodbooksIsbn } from '../../src/domain/isbn.js';
+import { splitAuthorList } from '../../src/domain/names.js';
+import { splitTitle, workKind } from '../../src/domain/titles.js';
 import type { CatalogueSource, ParsedRow } from './importer.js';
 import { authorEntries, decimal, nonEmpty, plausibleYear, wholeNumber, workKey } from './sourceFields.js';
 

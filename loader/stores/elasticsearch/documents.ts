@@ -1,7 +1,7 @@
 import Cursor from 'pg-cursor';
-import { authorKey } from '../../../domain/names.js';
-import type { BookRecord } from '../../../domain/records.js';
-import type { PoolClient, Queryable } from '../../../stores/postgres/pool.js';
+import { authorKey } from '../../../src/domain/names.js';
+import type { BookRecord } from '../../../src/domain/records.js';
+import type { PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
 import type { IndexKind } from './indices.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../stores/postgres/pool.js';
+import type { Queryable } from '../../../src/stores/postgres/pool.js';
 
 /**
  * Where each loader stands in the change sequence (table loader_checkpoints). A checkpoint only

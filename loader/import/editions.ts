@@ -1,9 +1,9 @@
-import type { Isbn } from '../../domain/isbn.js';
-import { newId } from '../../domain/ids.js';
-import { preferredName } from '../../domain/names.js';
-import type { WorkKind } from '../../domain/titles.js';
-import { recordChanges, type Change } from '../../stores/postgres/changes.js';
-import { withTransaction, type Pool, type PoolClient } from '../../stores/postgres/pool.js';
+import type { Isbn } from '../../src/domain/isbn.js';
+import { newId } from '../../src/domain/ids.js';
+import { preferredName } from '../../src/domain/names.js';
+import type { WorkKind } from '../../src/domain/titles.js';
+import { recordChanges, type Change } from '../../src/stores/postgres/changes.js';
+import { withTransaction, type Pool, type PoolClient } from '../../src/stores/postgres/pool.js';
 import {
   EDITION_FIELDS,
   authorIdsByKey,

@@ -1,29 +1,29 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
-import { startServer } from './server.js';
-import { issueApiKey } from './services/apiKeys.js';
-import { listApiKeys, revokeApiKey } from './stores/postgres/apiKeys.js';
-import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
-import { createPool, type Pool } from './stores/postgres/pool.js';
-import { usageReport } from './stores/postgres/usage.js';
-import { formatTable } from './table.js';
-import { connectRedis } from './stores/redis/client.js';
-import { ResponseCache } from './stores/redis/responseCache.js';
-import { bookCrossing } from './loader/import/bookCrossing.js';
-import { goodbooks } from './loader/import/goodbooks.js';
-import { importCatalogue, type CatalogueSource } from './loader/import/importer.js';
-import { formatImportReport } from './loader/import/report.js';
-import { ENTITY_KINDS, type EntityKind } from './domain/ids.js';
-import { merge } from './services/merge.js';
-import { regroupWorks } from './loader/import/regroup.js';
-import { createElastic, indexAliases } from './stores/elasticsearch/client.js';
-import { importRatings } from './loader/import/ratings.js';
-import { OL_BATCH, importOpenLibrary } from './loader/import/openlibrary/import.js';
-import { reindex, type ReindexTarget } from './loader/index/reindex.js';
-import { ensureAliases, follow, syncOnce, type LoaderDeps } from './loader/index/sync.js';
-import { formatLoaderStatus, loaderStatus } from './loader/index/status.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { createLogger, type Logger } from '../src/log.js';
+import { startServer } from '../src/server.js';
+import { issueApiKey } from '../src/services/apiKeys.js';
+import { listApiKeys, revokeApiKey } from '../src/stores/postgres/apiKeys.js';
+import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
+import { createPool, type Pool } from '../src/stores/postgres/pool.js';
+import { usageReport } from '../src/stores/postgres/usage.js';
+import { formatTable } from '../src/table.js';
+import { connectRedis } from '../src/stores/redis/client.js';
+import { ResponseCache } from '../src/stores/redis/responseCache.js';
+import { bookCrossing } from './import/bookCrossing.js';
+import { goodbooks } from './import/goodbooks.js';
+import { importCatalogue, type CatalogueSource } from './import/importer.js';
+import { formatImportReport } from './import/report.js';
+import { ENTITY_KINDS, type EntityKind } from '../src/domain/ids.js';
+import { merge } from '../src/services/merge.js';
+import { regroupWorks } from './import/regroup.js';
+import { createElastic, indexAliases } from '../src/stores/elasticsearch/client.js';
+import { importRatings } from './import/ratings.js';
+import { OL_BATCH, importOpenLibrary } from './import/openlibrary/import.js';
+import { reindex, type ReindexTarget } from './index/reindex.js';
+import { ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
+import { formatLoaderStatus, loaderStatus } from './index/status.js';
 
 /** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
 

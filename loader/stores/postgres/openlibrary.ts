@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../../../stores/postgres/pool.js';
+import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
 import { copyRows } from './copy.js';
 import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js';
 
@@ -6,7 +6,7 @@ import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js
  * The SQL of the Open Library importer: its bookkeeping (openlibrary_records), external identifiers,
  * and set-based writes of authors, works and books, each one statement (or one COPY) for a whole
  * batch. New rows are copied straight into their table; the keys' rows, inserted or updated, go
- * through a staging table. What to write is decided in src/loader/import/openlibrary/; every function
+ * through a staging table. What to write is decided in loader/import/openlibrary/; every function
  * runs in the caller's transaction.
  */
 

@@ -1,10 +1,10 @@
-import type { PoolClient } from '../../../stores/postgres/pool.js';
-import type { WorkKind } from '../../../domain/titles.js';
+import type { PoolClient } from '../../../src/stores/postgres/pool.js';
+import type { WorkKind } from '../../../src/domain/titles.js';
 
 /**
  * The SQL of the catalogue's write side for importers: authors and their spellings, works, editions
  * and their credited authors. Which rows to write, and with what, is decided by the loader
- * (src/loader/import/editions.ts); every function here runs in the caller's transaction.
+ * (loader/import/editions.ts); every function here runs in the caller's transaction.
  */
 
 /** Fields of a book an importer may supply; absent means "this source does not know". */

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../../log.js';
-import type { Elastic, IndexAliases } from '../../stores/elasticsearch/client.js';
+import type { Logger } from '../../src/log.js';
+import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
 import { authorDocuments, bookDocuments, booksOfAuthors, editionsOfWorks } from '../stores/elasticsearch/documents.js';
-import { INDEX_KINDS, ensureAlias, statusOf, type IndexShape } from '../stores/elasticsearch/indices.js';
+import type { IndexShape } from '../../src/config.js';
+import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
-import { readChanges, type RecordedChange } from '../../stores/postgres/changes.js';
-import { authorsOfBooks } from '../../stores/postgres/merges.js';
-import type { Pool, PoolClient } from '../../stores/postgres/pool.js';
+import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
+import { authorsOfBooks } from '../../src/stores/postgres/merges.js';
+import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
 
 /**
  * `bookmeta sync [--follow]`: applies the change sequence to the search indices.

@@ -1,4 +1,4 @@
-import type { Pool } from '../../../stores/postgres/pool.js';
+import type { Pool } from '../../../src/stores/postgres/pool.js';
 import { analyzeOlTables } from '../../stores/postgres/openlibrary.js';
 
 /**

@@ -1,7 +1,7 @@
-import { workKind, workTitle } from '../../domain/titles.js';
-import { merge } from '../../services/merge.js';
-import type { Pool } from '../../stores/postgres/pool.js';
-import type { ResponseCache } from '../../stores/redis/responseCache.js';
+import { workKind, workTitle } from '../../src/domain/titles.js';
+import { merge } from '../../src/services/merge.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
+import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 import { liveWorks, reviseWork, workIdsByKey, type LiveWork, type WorkRevision } from '../stores/postgres/works.js';
 import { workKey } from './sourceFields.js';
 

@@ -1,6 +1,6 @@
-import { authorKey, cleanAuthorName, workAuthorKey } from '../../domain/names.js';
-import { titleKey, workTitle } from '../../domain/titles.js';
-import { foldText } from '../../domain/text.js';
+import { authorKey, cleanAuthorName, workAuthorKey } from '../../src/domain/names.js';
+import { titleKey, workTitle } from '../../src/domain/titles.js';
+import { foldText } from '../../src/domain/text.js';
 
 /** Small parsers shared by the source formats. */
 

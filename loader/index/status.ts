@@ -1,8 +1,8 @@
 import { aliasTargets, countDocuments, INDEX_KINDS, strayIndices, type IndexKind } from '../stores/elasticsearch/indices.js';
 import { readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { countLive } from '../stores/elasticsearch/documents.js';
-import { lastSeq } from '../../stores/postgres/changes.js';
-import { formatTable } from '../../table.js';
+import { lastSeq } from '../../src/stores/postgres/changes.js';
+import { formatTable } from '../../src/table.js';
 import { SYNC_CHECKPOINT, type LoaderDeps } from './sync.js';
 
 /** `bookmeta loader status`: where sync stands and whether the indices agree with PostgreSQL. */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { PoolClient } from '../../../stores/postgres/pool.js';
+import type { PoolClient } from '../../../src/stores/postgres/pool.js';
 
 /**
  * Rows into a table with `COPY ... FROM STDIN` (text format), in the caller's transaction: the

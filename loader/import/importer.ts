@@ -1,7 +1,7 @@
 import { upsertEditions, type EditionInput, type SourcePolicy } from './editions.js';
-import type { Pool } from '../../stores/postgres/pool.js';
-import type { ResponseCache } from '../../stores/redis/responseCache.js';
-import type { Logger } from '../../log.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
+import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
+import type { Logger } from '../../src/log.js';
 import { csvRows, type CsvProblem } from './csvRows.js';
 
 /** What one source row becomes: an edition to write, or the reason it cannot be. */

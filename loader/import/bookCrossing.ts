@@ -1,6 +1,6 @@
-import { parseIsbn } from '../../domain/isbn.js';
-import { cleanAuthorName } from '../../domain/names.js';
-import { splitTitle, workKind, workTitle } from '../../domain/titles.js';
+import { parseIsbn } from '../../src/domain/isbn.js';
+import { cleanAuthorName } from '../../src/domain/names.js';
+import { splitTitle, workKind, workTitle } from '../../src/domain/titles.js';
 import type { CatalogueSource, ParsedRow } from './importer.js';
 import { authorEntries, nonEmpty, plausibleYear, wholeNumber, workKey } from './sourceFields.js';
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { projectPath } from '../../../paths.js';
-import type { Elastic } from '../../../stores/elasticsearch/client.js';
+import { projectPath } from '../../../src/paths.js';
+import type { IndexShape } from '../../../src/config.js';
+import type { Elastic } from '../../../src/stores/elasticsearch/client.js';
 
 /**
  * Versioned physical indices behind aliases. Clients only ever name the alias (`bookmeta-books`);
@@ -11,16 +12,6 @@ import type { Elastic } from '../../../stores/elasticsearch/client.js';
 
 export type IndexKind = 'books' | 'authors';
 export const INDEX_KINDS: readonly IndexKind[] = ['books', 'authors'];
-
-/**
- * How an index is spread over a cluster: its primary shards, and the copies of each shard on other
- * nodes (one replica lets the index keep answering when a node stops). A setting of the loader,
- * not of the mapping: it depends on the cluster, not on the documents.
- */
-export interface IndexShape {
-  shards: number;
-  replicas: number;
-}
 
 export const SINGLE_NODE: IndexShape = { shards: 1, replicas: 0 };
 

@@ -1,7 +1,7 @@
-import { parseIsbn } from '../../domain/isbn.js';
-import type { Logger } from '../../log.js';
-import type { Pool } from '../../stores/postgres/pool.js';
-import { booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../stores/postgres/ratings.js';
+import { parseIsbn } from '../../src/domain/isbn.js';
+import type { Logger } from '../../src/log.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
+import { booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../src/stores/postgres/ratings.js';
 import { importRows, type ImportReport } from './importer.js';
 
 /**
