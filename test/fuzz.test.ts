@@ -3,8 +3,7 @@ import fc from 'fast-check';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { pino } from 'pino';
-import { createRouter } from '../src/http/app.js';
-import { isPublicRequest, PUBLIC_PATHS } from '../src/http/routes/public.js';
+import { requestAccess, routes as table } from '../src/http/routeTable.js';
 import { reindex } from '../loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -56,7 +55,7 @@ test.before(async () => {
   const { rows } = await world.db.query<{ id: string; work_id: string; isbn_13: string | null }>('select id, work_id, isbn_13 from books where merged_into is null order by id limit 5');
   const { rows: authors } = await world.db.query<{ id: string }>('select id from authors where merged_into is null order by id limit 3');
   knownValues = [...rows.flatMap((row) => [row.id, row.work_id, row.isbn_13 ?? '']), ...authors.map((row) => row.id), '0', '42'];
-  routes = createRouter(server.services).stack.map((layer) => ({ template: String(layer.path), methods: layer.methods }));
+  routes = table.map((route) => ({ template: route.path, methods: [route.method] }));
 });
 test.after.always(async () => {
   agent.destroy();
@@ -229,7 +228,7 @@ function send({ method, path, headers, body: content }: FuzzRequest): Promise<An
 function problemWith(method: string, path: string, keyValid: boolean, answer: Answer): string | undefined {
   if (answer.status >= 500) return `answered ${answer.status}: ${answer.body.slice(0, 300)}`;
   const [pathname = '', search = ''] = path.split('?');
-  const isPublic = isPublicRequest({ method, path: pathname, query: Object.fromEntries(new URLSearchParams(search)) });
+  const isPublic = requestAccess({ method, path: pathname, query: Object.fromEntries(new URLSearchParams(search)) }) === 'public';
   if (!keyValid && !isPublic && answer.status < 400) return `no valid key, yet answered ${answer.status}`;
   if (answer.status < 400 || method === 'HEAD') return undefined;
   if (!/^application\/json(;|$)/.test(answer.contentType ?? '')) return `error with content type ${answer.contentType}`;
@@ -340,7 +339,7 @@ test.serial('raw bytes, HTTP or not: any answer is below 500, and an error is th
         if (!answer) return;
         // Raw requests carry no key: anything but the public paths must be refused.
         const target = /^\S* (\S*)/.exec(bytes.toString('latin1'))?.[1] ?? '';
-        const problem = problemWith('GET', PUBLIC_PATHS.has(target) ? target : '/', false, answer) ?? problemInLog(from);
+        const problem = problemWith('GET', requestAccess({ method: 'GET', path: target, query: {} }) === 'public' ? target : '/', false, answer) ?? problemInLog(from);
         if (problem) throw new Error(`${JSON.stringify(bytes.toString('latin1').slice(0, 120))}: ${problem}`);
       }),
       { numRuns: RUNS.raw },

@@ -1,8 +1,5 @@
 import test from 'ava';
-import type { AppContext } from '../src/http/state.js';
-import { createRouter } from '../src/http/app.js';
-import { pointLookupRequests } from '../src/http/routes/lookups.js';
-import type { Services } from '../src/services/context.js';
+import { matchRoute } from '../src/http/routeTable.js';
 import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
@@ -77,9 +74,8 @@ test('a point lookup is a MISS first, then a HIT with the same bytes', async (t)
   t.is(second.headers.get('content-type'), 'application/json; charset=utf-8');
 });
 
-test('the cache read starts early for exactly the requests the router answers with a point lookup', (t) => {
-  const isPointLookup = pointLookupRequests(createRouter({} as Services));
-  const asks = (method: string, path: string) => isPointLookup({ method, path } as AppContext);
+test('exactly the requests the table routes to a point lookup go through the point cache', (t) => {
+  const asks = (method: string, path: string) => matchRoute(method, path)?.route.cache === 'point';
   for (const path of ['/v1/isbn/9780439023481', '/v1/books/bk_x', '/v1/works/wk_x', '/v1/authors/au_x', '/v1/books/searchx', '/v1/isbn/batch']) t.true(asks('GET', path), path);
   for (const path of ['/v1/books/search', '/v1/authors/search', '/v1/books/bk_x/recommendations', '/V1/isbn/1', '/v1/isbn/1/', '/v1/changes']) t.false(asks('GET', path), path);
   t.false(asks('POST', '/v1/isbn/9780439023481'));

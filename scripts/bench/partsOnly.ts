@@ -1,18 +1,15 @@
 // A floor for the cached lookup: the app's own middlewares that a cached lookup runs (request id,
-// request log line and usage record, key check, cache read and rate limit in Redis, the cache
-// answer), composed alone, with no router, error rendering or path guard around them. It answers
+// request log line and usage record, key check, rate limit and cache read in Redis, the cache
+// answer), composed alone, with no route matching, error rendering or guard around them. It answers
 // cache hits only, for the benchmark.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { loadConfig } from '../../src/config.js';
-import { createRouter } from '../../src/http/app.js';
 import { authenticate } from '../../src/http/middleware/authenticate.js';
-import { prefetchPointCache } from '../../src/http/middleware/pointCache.js';
 import { rateLimit } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
-import { pointLookupRequests } from '../../src/http/routes/lookups.js';
 import { sendJsonText, type RequestState } from '../../src/http/state.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
@@ -21,15 +18,13 @@ const config = loadConfig();
 const log = createLogger(config.logLevel, { buffered: true });
 const services = await buildServices(config, log);
 
-const router = createRouter(services);
 const app = new Koa<RequestState>();
 app.use(requestId());
-app.use(recordRequests(log, services.meter, router));
+app.use(recordRequests(log, services.meter));
 app.use(authenticate(services.authenticator));
-app.use(prefetchPointCache(services.pointCache, pointLookupRequests(router)));
 app.use(rateLimit(services.rateLimiter, log));
 app.use(async (ctx) => {
-  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')), ctx.state.cacheLookup);
+  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')));
   if (!('text' in answer) || !answer.cached) throw new Error('not a cached answer');
   ctx.set('X-Cache', 'HIT');
   sendJsonText(ctx, answer.text);

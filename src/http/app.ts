@@ -1,61 +1,59 @@
-import Router from '@koa/router';
 import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
 import { authenticate } from './middleware/authenticate.js';
 import { renderErrors } from './middleware/errors.js';
-import { prefetchPointCache } from './middleware/pointCache.js';
 import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
 import { requestId } from './middleware/requestId.js';
-import { batchRoutes, isBatchRequest } from './routes/batch.js';
-import { changeRoutes } from './routes/changes.js';
-import { lookupRoutes, pointLookupRequests } from './routes/lookups.js';
-import { isMcpPost, mcpRoutes } from './routes/mcp.js';
-import { isPublicRequest, publicRoutes } from './routes/public.js';
-import { reconcileCrossOrigin, reconcileRoutes } from './routes/reconcile.js';
-import { searchRoutes } from './routes/search.js';
+import { allowedMethods, matchRoute, requestAccess } from './routeTable.js';
+import { reconcileCrossOrigin } from './routes/reconcile.js';
 import type { AppContext, Middleware, RequestState } from './state.js';
 
+/** Finds the route of the request (routeTable.ts) and leaves it on ctx.state for the middlewares after it. */
+const routeRequests = (): Middleware => async (ctx, next) => {
+  const served = matchRoute(ctx.method, ctx.path);
+  ctx.state.route = served?.route;
+  ctx.state.params = served?.params ?? {};
+  await next();
+};
+
+/** Routes that spend the key's budget themselves, once their body says how much (see Cost). */
+const spendsItself = (ctx: AppContext): boolean => ctx.state.route?.cost === 'items' || ctx.state.route?.cost === 'mcp';
+
 /**
- * The one rule of access: the public paths, spelled exactly, and the reconciliation manifest need
- * no key; every other request (any other spelling, any unknown path) is authenticated, rate limited
- * and metered before the router sees it.
+ * The one rule of access: a public route needs no key and is neither metered nor rate limited;
+ * every other request (any other spelling, any unknown path, any method) is authenticated, rate
+ * limited and metered before it is answered.
  */
-function guard(services: Services, router: Router<RequestState>): Middleware {
-  const spendsItself = (ctx: AppContext): boolean => isBatchRequest(ctx) || isMcpPost(ctx);
-  const guarded = compose([authenticate(services.authenticator), prefetchPointCache(services.pointCache, pointLookupRequests(router)), rateLimit(services.rateLimiter, services.log, spendsItself)]);
-  return (ctx, next) => (isPublicRequest(ctx) ? next() : guarded(ctx, next));
+function guard(services: Services): Middleware {
+  const guarded = compose([authenticate(services.authenticator), rateLimit(services.rateLimiter, services.log, spendsItself)]);
+  return (ctx, next) => (requestAccess(ctx, ctx.state.route) === 'public' ? next() : guarded(ctx, next));
 }
 
 /**
- * All routes the server answers; also used by the OpenAPI test to compare against the document.
- * Paths match exactly (case and trailing slash count), and the most specific route wins whatever
- * the order of registration (`/v1/books/search` over `/v1/books/:id`).
+ * Runs the request's route. A path no route has is a 404; a method its path does not serve a 405
+ * with `Allow` (OPTIONS: the `Allow` alone), rendered in the contract's shape by renderErrors.
  */
-export function createRouter(services: Services): Router<RequestState> {
-  const router = new Router<RequestState>({ sensitive: true, strict: true, exclusive: 'specificity' });
-  publicRoutes(router, services);
-  lookupRoutes(router, services);
-  searchRoutes(router, services);
-  changeRoutes(router, services);
-  mcpRoutes(router, services);
-  batchRoutes(router, services);
-  reconcileRoutes(router, services);
-  return router;
-}
+const dispatch = (services: Services): Middleware => async (ctx) => {
+  const { route, params } = ctx.state;
+  if (route) return route.handle(ctx, services, params);
+  const allowed = allowedMethods(ctx.path);
+  if (allowed.length === 0) return;
+  ctx.set('Allow', allowed.join(', '));
+  ctx.status = ctx.method === 'OPTIONS' ? 204 : 405;
+};
 
 export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();
-  const router = createRouter(services);
   app.use(requestId());
-  app.use(recordRequests(services.log, services.meter, router));
+  app.use(recordRequests(services.log, services.meter));
   app.use(renderErrors(services.log));
   app.use(protocolRules());
   app.use(reconcileCrossOrigin());
-  app.use(guard(services, router));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(routeRequests());
+  app.use(guard(services));
+  app.use(dispatch(services));
   return app;
 }

@@ -1,15 +1,20 @@
 import type { Context, Next, ParameterizedContext } from 'koa';
 import { badRequest } from '../errors.js';
-import type { CacheLookup } from '../stores/redis/responseCache.js';
+import type { Route } from './route.js';
 
 /** What middleware leaves on ctx.state for later middleware. */
 export interface RequestState {
   requestId: string;
+  /**
+   * The route that serves the request's method and path, set before the guard runs (routeRequests);
+   * undefined when none does (an unknown path, or a method its path does not serve).
+   */
+  route?: Route;
+  /** The route's path parameters, decoded. */
+  params: Record<string, string>;
   /** The authenticated key id, set by `authenticate`. */
   kid?: string;
-  /** The point-lookup cache read, started early by `prefetchPointCache` (see there). */
-  cacheLookup?: Promise<CacheLookup | null>;
-  /** A finer usage route than the route pattern, set by routes that carry several calls (POST /mcp: the tool). */
+  /** A finer usage route than the route's template, set by routes that carry several calls (POST /mcp: the tool). */
   meteredRoute?: string;
 }
 

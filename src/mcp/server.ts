@@ -10,12 +10,11 @@ import {
   type CallToolResult,
   type JSONRPCMessage,
   type JSONRPCResponse,
-  type ListToolsResult,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { asApiError, badRequest } from '../errors.js';
-import { InvalidParams, tools, toolsByName, type ToolContext } from './tools.js';
+import { InvalidParams, type ToolContext } from './tools.js';
 
 const SERVER_INFO = { name: 'bookmeta', version: '1.0.0' };
 
@@ -25,24 +24,13 @@ const INSTRUCTIONS =
   'not_found means the catalogue has no such record. With an ISBN use lookup_isbn; with a messy reference (title, maybe author or year) to resolve to one book ' +
   'use match_book; to browse or list candidates use search_books or search_authors.';
 
-// Built once: the tools do not change while the process runs.
-const listing: ListToolsResult = {
-  tools: tools.map(({ name, title, description, inputSchema }) => ({
-    name,
-    title,
-    description,
-    inputSchema,
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  })),
-};
-
 // Used only for what a server asks of clients (elicitation), which this one never does; without
 // it every Server would build its own Ajv, at 3 ms a request.
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 /** A tools/call: the tool's answer as text content, or the API's error JSON with isError set. */
 async function callTool(context: ToolContext, { name, arguments: args }: CallToolRequest['params']): Promise<CallToolResult> {
-  const tool = toolsByName.get(name);
+  const tool = context.tools.byName.get(name);
   if (!tool) throw new InvalidParams(`unknown tool ${name}; tools/list names the tools`);
   try {
     const { text, note } = await tool.call(context, args);
@@ -64,7 +52,7 @@ async function callTool(context: ToolContext, { name, arguments: args }: CallToo
  */
 function mcpServer(context: ToolContext): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
-  server.setRequestHandler(ListToolsRequestSchema, () => listing);
+  server.setRequestHandler(ListToolsRequestSchema, () => context.tools.listing);
   server.setRequestHandler(CallToolRequestSchema, ({ params }) => callTool(context, params));
   return server;
 }

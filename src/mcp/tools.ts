@@ -1,4 +1,4 @@
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod/v4';
 import { ApiError, parseInput } from '../errors.js';
 import { MATCH_THRESHOLD, TITLE_ALONE } from '../domain/matching.js';
@@ -14,12 +14,14 @@ import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthor
 
 /**
  * The MCP tools: one per capability of the HTTP API, each a thin call of the same service function
- * as its route, answering the bytes that route answers for the same request.
+ * as its route, answering the bytes that route answers for the same request. Which tools a server
+ * offers is the route table's to say: each route an MCP tool mirrors names it (src/http/routeTable.ts).
  */
 
 export interface ToolContext {
   services: Services;
   requestId: string;
+  tools: ToolSet;
 }
 
 /** What a tool answers: the HTTP API's JSON text for the same request, and a remark for the model when there is one. */
@@ -150,7 +152,7 @@ const MERGES =
 const BOOK_FIELDS =
   'A book record: id (bk_…), work_id, isbn_13, isbn_10, title, subtitle, series, series_number, authors [{id, name}], publisher, year, language, pages, cover_url, ratings_count, average_rating; unknown fields are null.';
 
-const lookupIsbn = defineTool({
+export const lookupIsbn = defineTool({
   name: 'lookup_isbn',
   title: 'Book by ISBN',
   description:
@@ -165,7 +167,7 @@ const lookupIsbn = defineTool({
 
 const ISBN_BULK = BULK_KINDS.find((kind) => kind.family === 'isbn')!;
 
-const lookupIsbns = defineBatchTool({
+export const lookupIsbns = defineBatchTool({
   name: 'lookup_isbns',
   title: 'Books by many ISBNs',
   description:
@@ -181,7 +183,7 @@ const lookupIsbns = defineBatchTool({
   run: async ({ services, requestId }, isbns) => ({ text: await bulkLookup(services, requestId, ISBN_BULK, isbns) }),
 });
 
-const getBook = defineTool({
+export const getBook = defineTool({
   name: 'get_book',
   title: 'Book by id',
   description:
@@ -191,7 +193,7 @@ const getBook = defineTool({
   run: (context, { id }) => pointTool(context, id, 'books', id),
 });
 
-const getWork = defineTool({
+export const getWork = defineTool({
   name: 'get_work',
   title: 'Work by id',
   description:
@@ -202,7 +204,7 @@ const getWork = defineTool({
   run: (context, { id }) => pointTool(context, id, 'works', id),
 });
 
-const getAuthor = defineTool({
+export const getAuthor = defineTool({
   name: 'get_author',
   title: 'Author by id',
   description:
@@ -218,7 +220,7 @@ const paging = {
   offset: integerArgument(`Results to skip, for the next page: offset + limit at most ${SEARCH_MAX_WINDOW}.`, { minimum: 0, default: 0 }),
 };
 
-const searchBooksTool = defineTool({
+export const searchBooksTool = defineTool({
   name: 'search_books',
   title: 'Search books',
   description:
@@ -239,7 +241,7 @@ const searchBooksTool = defineTool({
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, params)) }),
 });
 
-const searchAuthorsTool = defineTool({
+export const searchAuthorsTool = defineTool({
   name: 'search_authors',
   title: 'Search authors',
   description:
@@ -255,7 +257,7 @@ const MATCH_ANSWER =
   `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
   'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.';
 
-const matchBookTool = defineTool({
+export const matchBookTool = defineTool({
   name: 'match_book',
   title: 'Match a reference to one book',
   description:
@@ -267,7 +269,7 @@ const matchBookTool = defineTool({
   run: async ({ services }, fields) => ({ text: JSON.stringify(await matchBook(services, fields)) }),
 });
 
-const matchBooksTool = defineBatchTool({
+export const matchBooksTool = defineBatchTool({
   name: 'match_books',
   title: 'Match many references at once',
   description:
@@ -282,7 +284,7 @@ const matchBooksTool = defineBatchTool({
   run: async ({ services }, records) => ({ text: JSON.stringify(await matchBatch(services, records)) }),
 });
 
-const recommendBooks = defineTool({
+export const recommendBooks = defineTool({
   name: 'recommend_books',
   title: 'Books to read next',
   description:
@@ -304,7 +306,7 @@ const recommendBooks = defineTool({
   },
 });
 
-const listChanges = defineTool({
+export const listChanges = defineTool({
   name: 'list_changes',
   title: 'Change feed',
   description:
@@ -319,16 +321,33 @@ const listChanges = defineTool({
   run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
 });
 
-export const tools: readonly Tool[] = [lookupIsbn, lookupIsbns, getBook, getWork, getAuthor, searchBooksTool, searchAuthorsTool, matchBookTool, matchBooksTool, recommendBooks, listChanges];
+/** The tools a server offers, by name, and their tools/list answer (built once: the tools do not change while the process runs). */
+export interface ToolSet {
+  byName: ReadonlyMap<string, Tool>;
+  listing: ListToolsResult;
+}
 
-export const toolsByName: ReadonlyMap<string, Tool> = new Map(tools.map((tool) => [tool.name, tool]));
+export function toolSet(tools: readonly Tool[]): ToolSet {
+  return {
+    byName: new Map(tools.map((tool) => [tool.name, tool])),
+    listing: {
+      tools: tools.map(({ name, title, description, inputSchema }) => ({
+        name,
+        title,
+        description,
+        inputSchema,
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      })),
+    },
+  };
+}
 
 /** The tool a JSON-RPC message calls, and its arguments, read without checking the rest of the message; null when it calls none. */
-export function toolCallIn(message: unknown): { tool: Tool | undefined; name: string; args: unknown } | null {
+export function toolCallIn(message: unknown, tools: ToolSet): { tool: Tool | undefined; name: string; args: unknown } | null {
   if (typeof message !== 'object' || message === null || !('method' in message) || message.method !== 'tools/call') return null;
   const params = 'params' in message && typeof message.params === 'object' && message.params !== null ? message.params : {};
   if (!('name' in params) || typeof params.name !== 'string') return null;
-  return { tool: toolsByName.get(params.name), name: params.name, args: 'arguments' in params ? params.arguments : undefined };
+  return { tool: tools.byName.get(params.name), name: params.name, args: 'arguments' in params ? params.arguments : undefined };
 }
 
 /**
@@ -336,10 +355,10 @@ export function toolCallIn(message: unknown): { tool: Tool | undefined; name: st
  * batch routes: one per item of each call (one for a call whose arguments are no batch). Null when
  * it calls none: the POST is then one request.
  */
-export function batchItemsIn(body: unknown): number | null {
+export function batchItemsIn(body: unknown, tools: ToolSet): number | null {
   let items: number | null = null;
   for (const message of Array.isArray(body) ? body : [body]) {
-    const call = toolCallIn(message);
+    const call = toolCallIn(message, tools);
     const count = call?.tool?.items?.(call.args);
     if (count !== undefined) items = (items ?? 0) + count;
   }

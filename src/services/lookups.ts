@@ -59,15 +59,21 @@ const ID_EXAMPLES: Record<EntityKind, string> = { book: 'bk_5n1x7q0c2r9a', work:
  * other control characters, any other length. A store never has to cope with such bytes, and one
  * such request can never fail the others that share its batched read.
  */
-function requireId(kind: EntityKind, id: string): void {
+export function requireId(kind: EntityKind, id: string): void {
   if (kindOfId(id) !== kind) throw badRequest(`invalid ${kind} id: ${quoted(id)} is not of the form ${ID_EXAMPLES[kind]}`);
 }
 
 const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map((author) => author.id)];
 
-export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
+/** The ISBN `text` spells, or the 400 of text that spells none (checked before any store sees it, as ids are). */
+export function requireIsbn(text: string): NonNullable<ReturnType<typeof parseIsbn>> {
   const isbn = parseIsbn(text);
   if (!isbn) throw badRequest(`invalid ISBN: ${quoted(text)} is not a valid ISBN-10 or ISBN-13`);
+  return isbn;
+}
+
+export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
+  const isbn = requireIsbn(text);
   return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `the book with ISBN ${isbn.isbn13}`, bookShows, `no book with ISBN ${isbn.isbn13}`);
 }
 

@@ -31,10 +31,9 @@ export class PointCache {
   /**
    * What GET `key` answers: the cached bytes, or `read`'s answer, a found record being stored under
    * the entities it shows. `read`'s errors (400, 404) are thrown and, like merges, never cached.
-   * `started` is a read of this key's entry already under way (see prefetchPointCache).
    */
-  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>, started = this.lookup(key, requestId)): Promise<PointAnswer> {
-    const found = await started;
+  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>): Promise<PointAnswer> {
+    const found = await this.lookup(key, requestId);
     if (found && 'hit' in found) return { text: found.hit, cached: true };
     const resolved = await read();
     if (isMerged(resolved)) return resolved;

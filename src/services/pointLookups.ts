@@ -1,6 +1,5 @@
-import type { CacheLookup } from '../stores/redis/responseCache.js';
 import type { Services } from './context.js';
-import { authorById, bookById, bookByIsbn, followMerges, workById, type Resolved } from './lookups.js';
+import { authorById, bookById, bookByIsbn, followMerges, requireId, requireIsbn, workById, type Resolved } from './lookups.js';
 import type { PointAnswer } from './pointCache.js';
 
 /**
@@ -18,6 +17,14 @@ const READS: Record<PointFamily, (reads: Services['reads'], key: string) => Prom
   authors: authorById,
 };
 
+/** Refuses a key that cannot be one of its family (400) before the cache or any store is asked. */
+const CHECKS: Record<PointFamily, (key: string) => unknown> = {
+  isbn: requireIsbn,
+  books: (id) => requireId('book', id),
+  works: (id) => requireId('work', id),
+  authors: (id) => requireId('author', id),
+};
+
 /** Where a merged key's survivor is read: a merged edition's ISBN leads to the surviving book. */
 const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = { isbn: 'books', books: 'books', works: 'works', authors: 'authors' };
 
@@ -27,11 +34,12 @@ export const pointPath = (family: PointFamily, key: string): string => `/v1/${fa
 type PointServices = Pick<Services, 'reads' | 'pointCache'>;
 
 /**
- * What GET `path` (the URL of `key` in `family`) answers. `started` is a cache read of the path
- * already under way. Errors of the key (400, 404) are thrown.
+ * What GET `path` (the URL of `key` in `family`) answers. Errors of the key (400, 404) are thrown;
+ * a key that cannot be one of its family is refused before the cache is read.
  */
-export function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key), started?: Promise<CacheLookup | null>): Promise<PointAnswer> {
-  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key), started);
+export function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key)): Promise<PointAnswer> {
+  CHECKS[family](key);
+  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key));
 }
 
 /** A found record's JSON text, and the survivor's id when the key was merged (followed as a client follows the 301). */

@@ -4,7 +4,7 @@ import type { AppContext, Middleware } from '../state.js';
 
 /**
  * Turns every failure into the contract's error body, including the bare statuses Koa and the
- * router leave behind (no route, wrong method), so no response ever leaves without
+ * dispatch leave behind (no route, wrong method), so no response ever leaves without
  * `{"error": {"code", "message"}}`. A fault (500) is logged with its request; a store that is
  * away (503) is said by the store's client once per interval, not once per request it fails.
  */
@@ -27,7 +27,7 @@ function bareStatusError(ctx: AppContext): ApiError {
     return new ApiError(405, 'method_not_allowed', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
   }
   if (ctx.status === 404) return new ApiError(404, 'not_found', `no route ${ctx.method} ${ctx.path}`);
-  return new ApiError(ctx.status, ctx.status === 501 ? 'not_implemented' : 'bad_request', ctx.message);
+  return new ApiError(ctx.status, 'bad_request', ctx.message);
 }
 
 /** Errors thrown by Koa itself (a bad request line, a body too large) carry an exposed status. */

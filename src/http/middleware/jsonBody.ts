@@ -1,27 +1,15 @@
 import { ApiError, badRequest } from '../../errors.js';
-import type { AppContext, Middleware } from '../state.js';
+import type { AppContext } from '../state.js';
 
-declare module 'koa' {
-  interface Request {
-    /** The parsed JSON body, set by `jsonBody`. */
-    json?: unknown;
-  }
-}
+/** What a single JSON body may weigh (a batch's may weigh more). */
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
- * Reads and parses a JSON request body of at most `limitBytes`. A body that is not declared JSON,
- * or is encoded (gzip...), is refused with 415 before it is read: it would otherwise be parsed by
+ * The parsed JSON body of a request, of at most `limitBytes`. A body that is not declared JSON, or
+ * is encoded (gzip...), is refused with 415 before it is read: it would otherwise be parsed by
  * guesswork. Malformed or empty JSON is a 400, an oversized body a 413.
  */
-export const jsonBody = (limitBytes = DEFAULT_LIMIT_BYTES): Middleware => async (ctx, next) => {
-  ctx.request.json = await readJsonBody(ctx, limitBytes);
-  await next();
-};
-
-const DEFAULT_LIMIT_BYTES = 64 * 1024;
-
-/** The parsed JSON body of a request (see jsonBody for what is refused and how). */
-export async function readJsonBody(ctx: AppContext, limitBytes = DEFAULT_LIMIT_BYTES): Promise<unknown> {
+export async function readJsonBody(ctx: AppContext, limitBytes = JSON_BODY_LIMIT_BYTES): Promise<unknown> {
   const text = await readBodyText(ctx, 'application/json', limitBytes);
   if (text.trim() === '') throw badRequest('request body must be a JSON object');
   try {
@@ -32,7 +20,7 @@ export async function readJsonBody(ctx: AppContext, limitBytes = DEFAULT_LIMIT_B
 }
 
 /** A request body of the given media type as UTF-8 text, of at most `limitBytes` and not encoded (gzip...). */
-export async function readBodyText(ctx: AppContext, type: string, limitBytes = DEFAULT_LIMIT_BYTES): Promise<string> {
+export async function readBodyText(ctx: AppContext, type: string, limitBytes = JSON_BODY_LIMIT_BYTES): Promise<string> {
   const encoding = ctx.get('Content-Encoding');
   if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
     throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported: send the body uncompressed`);

@@ -1,15 +1,17 @@
-import type Router from '@koa/router';
 import type { Logger } from '../../log.js';
 import type { Meter } from '../../services/meter.js';
-import { routeTemplate } from '../routeTemplate.js';
-import type { Middleware, RequestState } from '../state.js';
+import { templateOf } from '../routeTable.js';
+import type { Middleware } from '../state.js';
+
+/** The usage route of a request no route's path matches. */
+const UNMATCHED_ROUTE = '(unmatched)';
 
 /**
  * The two records of a finished request, taken at one moment from one timer: a structured log line
  * for every request, and a usage record (when metering is on) for every call made with a valid key.
  * Sitting outside `renderErrors`, it sees the status the client got.
  */
-export function recordRequests(log: Logger, meter: Meter | null, router: Router<RequestState>): Middleware {
+export function recordRequests(log: Logger, meter: Meter | null): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     try {
@@ -24,8 +26,9 @@ export function recordRequests(log: Logger, meter: Meter | null, router: Router<
           kid,
           method: ctx.method,
           // The route's template, never the URL: ids, search text and made-up paths would make the
-          // usage table useless and unbounded, so every path no route matched is one bucket.
-          route: ctx.state.meteredRoute ?? ctx.routerPath ?? routeTemplate(router, ctx.path, ctx.method),
+          // usage table useless and unbounded, so every path no route matched is one bucket. A method
+          // its path does not serve (405) counts under the path's route.
+          route: ctx.state.meteredRoute ?? ctx.state.route?.path ?? templateOf(ctx.path) ?? UNMATCHED_ROUTE,
           status: ctx.status,
           at: performance.timeOrigin + finished,
           latencyMs: finished - started,

@@ -1,32 +1,139 @@
-import type Router from '@koa/router';
 import { parseInput } from '../../errors.js';
-import { matchBatch, matchBatchBody } from '../../services/batch.js';
-import { BULK_KINDS, bulkKeys, bulkLookup } from '../../services/bulkLookups.js';
-import type { Services } from '../../services/context.js';
+import { LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX, matchBatchResult } from '../../services/batch.js';
+import { BULK_KINDS, bulkKeys, bulkLookup, type BulkKind } from '../../services/bulkLookups.js';
+import { lookupIsbns, matchBooksTool, type Tool } from '../../mcp/tools.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
-import { sendJson, sendJsonText, type AppContext, type RequestState } from '../state.js';
-import { isReconcileQuery } from './reconcile.js';
+import { BATCH_BUDGET, bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
+import type { Route } from '../route.js';
+import { sendJson, sendJsonText } from '../state.js';
 
 /** Batch routes: many items in one request, each answered as its single route answers it, in input order. */
 
-const MATCH_BATCH_PATH = '/v1/match/batch';
-/** POST /v1/isbn/batch, /v1/books/batch...: beside the GET of one, as /v1/match/batch is beside /v1/match. */
-const bulkPath = (family: string): string => `/v1/${family}/batch`;
-const BATCH_PATHS = new Set([MATCH_BATCH_PATH, ...BULK_KINDS.map((kind) => bulkPath(kind.family))]);
+const exampleBook = { id: 'bk_5n1x7q0c2r9a', work_id: 'wk_8d2m4q6s0v1x', isbn_13: '9780439023481', title: 'The Hunger Games' };
 
-/** Requests whose items, not the request, draw on the key's budget (see admitBatch). */
-export const isBatchRequest = (ctx: AppContext): boolean => (ctx.method === 'POST' && BATCH_PATHS.has(ctx.path)) || isReconcileQuery(ctx);
+const BULK_EXAMPLES: Record<BulkKind['family'], { what: string; name: string; tool?: Tool; keys: string[]; results: object[] }> = {
+  isbn: {
+    what: `up to ${LOOKUP_BATCH_MAX} books by ISBN`,
+    name: 'lookupIsbns',
+    tool: lookupIsbns,
+    keys: ['9780439023481', '0-439-13959-7', '9780306406157', '12345'],
+    results: [
+      { isbn: '9780439023481', status: 200, book: exampleBook },
+      { isbn: '0-439-13959-7', status: 200, merged_into: 'bk_2c4f6h8j0k1m', book: { id: 'bk_2c4f6h8j0k1m', isbn_13: '9780439139595', title: 'Harry Potter and the Goblet of Fire' } },
+      { isbn: '9780306406157', status: 404, error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } },
+      { isbn: '12345', status: 400, error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' } },
+    ],
+  },
+  books: {
+    what: `up to ${LOOKUP_BATCH_MAX} books (editions) by id`,
+    name: 'getBooks',
+    keys: ['bk_5n1x7q0c2r9a', 'bk_0000000000zz'],
+    results: [
+      { id: 'bk_5n1x7q0c2r9a', status: 200, book: exampleBook },
+      { id: 'bk_0000000000zz', status: 404, error: { code: 'not_found', message: 'book bk_0000000000zz not found' } },
+    ],
+  },
+  works: {
+    what: `up to ${LOOKUP_BATCH_MAX} works by id`,
+    name: 'getWorks',
+    keys: ['wk_8d2m4q6s0v1x', 'wk_1'],
+    results: [
+      { id: 'wk_8d2m4q6s0v1x', status: 200, work: { id: 'wk_8d2m4q6s0v1x', title: 'The Hunger Games', edition_count: 3 } },
+      { id: 'wk_1', status: 400, error: { code: 'bad_request', message: 'invalid work id: "wk_1" is not of the form wk_8d2m4q6s0v1x' } },
+    ],
+  },
+  authors: {
+    what: `up to ${LOOKUP_BATCH_MAX} authors by id`,
+    name: 'getAuthors',
+    keys: ['au_9r2t4v6x8z0b', 'au_3k8d0f1m2x7p'],
+    results: [
+      { id: 'au_9r2t4v6x8z0b', status: 200, merged_into: 'au_3k8d0f1m2x7p', author: { id: 'au_3k8d0f1m2x7p', name: 'Suzanne Collins' } },
+      { id: 'au_3k8d0f1m2x7p', status: 200, author: { id: 'au_3k8d0f1m2x7p', name: 'Suzanne Collins' } },
+    ],
+  },
+};
 
-export function batchRoutes(router: Router<RequestState>, services: Services): void {
-  router.post(MATCH_BATCH_PATH, async (ctx) => {
-    const records = await admitBatch(ctx, services, async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records);
-    sendJson(ctx, await matchBatch(services, records));
-  });
-  for (const kind of BULK_KINDS) {
-    router.post(bulkPath(kind.family), async (ctx) => {
+/** POST /v1/<family>/batch: one bulk lookup, each key answered as `GET /v1/<family>/{key}` answers it; beside the GET of one, as /v1/match/batch is beside /v1/match. */
+function bulkRoute(kind: BulkKind): Route {
+  const { family, body, answer, field, key, record } = kind;
+  const example = BULK_EXAMPLES[family];
+  return {
+    name: example.name,
+    method: 'POST',
+    path: `/v1/${family}/batch`,
+    access: 'key',
+    cost: 'items',
+    cache: 'none',
+    tag: 'batches',
+    tool: example.tool,
+    doc: {
+      summary: `Look up ${example.what} at once`,
+      description:
+        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} different strings. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
+        `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
+        `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
+        `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
+      requestBody: { required: true, content: { 'application/json': { schema: body, example: { [field]: example.keys } } } },
+      responses: {
+        '200': { description: 'One result per key, in input order.', headers: rateHeaders, content: { 'application/json': { schema: answer, example: { results: example.results } } } },
+        '400': errorResponse(`The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`),
+        '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
+        '415': unsupportedBody,
+      },
+    },
+    async handle(ctx, services) {
       const keys = await admitBatch(ctx, services, async () => bulkKeys(kind, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)));
       sendJsonText(ctx, await bulkLookup(services, ctx.state.requestId, kind, keys));
-    });
-  }
+    },
+  };
 }
+
+export const batchRoutes: readonly Route[] = [
+  ...BULK_KINDS.map(bulkRoute),
+  {
+    name: 'matchBooks',
+    method: 'POST',
+    path: '/v1/match/batch',
+    access: 'key',
+    cost: 'items',
+    cache: 'none',
+    tag: 'batches',
+    tool: matchBooksTool,
+    doc: {
+      summary: `Match up to ${MATCH_BATCH_MAX} records at once`,
+      description:
+        'Each record is the body of a `POST /v1/match` and is answered exactly as that route answers it: the match result, or the error object of its 400 ' +
+        '(which fails that record only). Results come in input order. The records not in the short cache are matched together, one request to the index for all ' +
+        `their titles, which makes a batch several times cheaper than the same records one by one. ${BATCH_BUDGET}`,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: matchBatchBody,
+            example: { records: [{ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, { isbn: '0439023483' }, { author: 'nobody' }] },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'One result per record, in input order.',
+          headers: rateHeaders,
+          content: {
+            'application/json': {
+              schema: matchBatchResult,
+              example: { results: [{ match: { id: 'bk_5n1x7q0c2r9a', title: 'The Hunger Games' }, confidence: 0.985, signals: { isbn: 'absent', title: 1, author: 1, year: 1, publisher: null }, candidates: [] }, { error: { code: 'bad_request', message: 'title or isbn required' } }] },
+            },
+          },
+        },
+        '400': errorResponse(`The body is not \`{"records": [...]}\` with 1 to ${MATCH_BATCH_MAX} records; the message names the problem.`),
+        '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
+        '415': unsupportedBody,
+      },
+    },
+    async handle(ctx, services) {
+      const records = await admitBatch(ctx, services, async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records);
+      sendJson(ctx, await matchBatch(services, records));
+    },
+  },
+];

@@ -1,8 +1,8 @@
-import type Router from '@koa/router';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { RequestState } from '../state.js';
+import { errorResponse } from '../responseDocs.js';
+import type { Route } from '../route.js';
 
 /**
  * GET /docs: an interactive reference of /openapi.json, rendered in the browser by Swagger UI from
@@ -55,9 +55,6 @@ const ASSETS: Record<string, Asset> = {
   'start.js': { type: 'text/javascript; charset=utf-8', read: async () => START },
 };
 
-/** The paths the docs page is made of, every one public. */
-export const DOCS_PATHS: readonly string[] = ['/docs', ...Object.keys(ASSETS).map((name) => `/docs/${name}`)];
-
 // Swagger UI sets element styles and shows inline SVG and data: images; nothing else is allowed.
 const PAGE_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -73,18 +70,53 @@ const contentOf = (name: string, asset: Asset): Promise<Buffer | string> => {
   return content;
 };
 
-export function docsRoutes(router: Router<RequestState>): void {
-  router.get('/docs', (ctx) => {
-    ctx.set('Content-Security-Policy', PAGE_POLICY);
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = PAGE;
-  });
-  router.get('/docs/:asset', async (ctx) => {
-    const name = ctx.params.asset!;
-    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name]! : undefined;
-    if (!asset) return; // the router's 404, rendered as the contract's error
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.type = asset.type;
-    ctx.body = await contentOf(name, asset);
-  });
-}
+const assetOf = (name: string): Asset | undefined => (Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined);
+
+export const docsRoutes: readonly Route[] = [
+  {
+    name: 'docs',
+    method: 'GET',
+    path: '/docs',
+    access: 'public',
+    cost: 'none',
+    cache: 'none',
+    tag: 'public',
+    doc: {
+      summary: 'Interactive API reference',
+      description: 'This document rendered as a page (Swagger UI, served from the service itself: nothing is loaded from elsewhere), its routes grouped by tag. Public: no key, not metered, not rate limited.',
+      responses: { '200': { description: 'The HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
+    handle(ctx) {
+      ctx.set('Content-Security-Policy', PAGE_POLICY);
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = PAGE;
+    },
+  },
+  {
+    name: 'docsAsset',
+    method: 'GET',
+    path: '/docs/:asset',
+    // The page's own files only: any other name is no public path, and needs the key like every other.
+    access: ({ path }) => (assetOf(path.slice('/docs/'.length)) ? 'public' : 'key'),
+    cost: 'unit',
+    cache: 'none',
+    tag: 'public',
+    doc: {
+      summary: 'A file of the reference page',
+      description: 'The stylesheet, scripts and icon `/docs` loads. Public, like the page.',
+      parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: Object.keys(ASSETS) } }],
+      responses: {
+        '200': { description: 'The file.', content: { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string' } } } },
+        '401': errorResponse('Any other name: not a public path, so it needs the key like every path outside the public list.'),
+        '404': errorResponse('Any other name, with the key.'),
+      },
+    },
+    async handle(ctx, _services, { asset: name }) {
+      const asset = assetOf(name!);
+      if (!asset) return; // no body: rendered as the contract's 404
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.type = asset.type;
+      ctx.body = await contentOf(name!, asset);
+    },
+  },
+];

@@ -1,10 +1,12 @@
-import type Router from '@koa/router';
-import type { RouterMiddleware } from '@koa/router';
-import type { Services } from '../../services/context.js';
-import { isMerged, type Merged, type Resolved } from '../../services/lookups.js';
-import { resolveOpenLibraryKey } from '../../services/openlibrary.js';
+import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
+import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../../domain/records.js';
+import { isMerged, mergedBody, type Merged, type Resolved } from '../../services/lookups.js';
+import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
-import { sendJson, sendJsonText, type AppContext, type RequestState } from '../state.js';
+import { getAuthor, getBook, getWork, lookupIsbn, type Tool } from '../../mcp/tools.js';
+import { errorResponse, rateHeaders } from '../responseDocs.js';
+import type { Route } from '../route.js';
+import { sendJson, sendJsonText, type AppContext } from '../state.js';
 
 /** A merged id answers 301 to its survivor under the same path family. */
 function redirect(ctx: AppContext, { mergedInto, location }: Merged): void {
@@ -18,43 +20,139 @@ export function respond<T>(ctx: AppContext, resolved: Resolved<T>): void {
   else sendJson(ctx, resolved.record);
 }
 
+export const merged = (family: string): ZodOpenApiResponseObject => ({
+  description: `The id was merged; \`Location\` points at the final survivor under \`/v1/${family}/\`. Clients follow it; the old id keeps answering forever.`,
+  headers: { Location: { schema: { type: 'string' } } },
+  content: { 'application/json': { schema: mergedBody } },
+});
+
+export const idParameter = (what: 'book' | 'work' | 'author'): oas31.ParameterObject => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: `The ${what} id. An id that names no ${what} answers 404.`,
+  schema: { type: 'string' },
+  example: { book: 'bk_5n1x7q0c2r9a', work: 'wk_8d2m4q6s0v1x', author: 'au_3k8d0f1m2x7p' }[what],
+});
+
+const cacheHeader: Record<string, oas31.HeaderObject> = {
+  'X-Cache': { description: '`HIT` when answered from the 24-hour point-lookup cache, else `MISS`.', schema: { type: 'string', enum: ['HIT', 'MISS'] } },
+};
+
+const deletedRecord = errorResponse(
+  'The record was deleted by its source (an Open Library `/type/delete`), so it is no longer in the catalogue: `code` is `gone`. A deleted record is never shown as if live; it is left out of search, match, recommendations and every listing, and its deletion is in the change feed.',
+);
+
+/** What a lookup by id answers to text that cannot be an id of its kind (checked before any store sees it). */
+const malformedId = (what: string) => errorResponse(`Not a ${what} id: the wrong prefix, length or characters (\`code\` \`bad_request\`).`);
+
 /**
  * A point lookup: through the 24-hour cache keyed by the URL's path (these routes define no query
  * parameters and ignore any, so a client cannot multiply entries by adding some), consulted after
- * authentication and rate limiting, with the read that prefetchPointCache started. `X-Cache` says
- * HIT for an answer from Redis, MISS for anything else (errors and redirects are never cached).
+ * authentication, rate limiting and the key's own check. `X-Cache` says HIT for an answer from
+ * Redis, MISS for anything else (errors and redirects are never cached).
  */
-const pointRoute = (services: Services, family: PointFamily, param: string): RouterMiddleware<RequestState> => async (ctx) => {
-  ctx.set('X-Cache', 'MISS');
-  const answer = await pointAnswer(services, ctx.state.requestId, family, ctx.params[param]!, ctx.path, ctx.state.cacheLookup);
-  if (isMerged(answer)) return redirect(ctx, answer);
-  if (answer.cached) ctx.set('X-Cache', 'HIT');
-  sendJsonText(ctx, answer.text);
-};
-
-const POINT_ROUTES: Record<PointFamily, string> = { isbn: '/v1/isbn/:isbn', books: '/v1/books/:id', works: '/v1/works/:id', authors: '/v1/authors/:id' };
-// The point routes' paths as one pattern, a parameter being one path segment. It is asked for every
-// GET before routing: router.match there made cached lookups about a fifth slower (README, Performance).
-const POINT_PATH = new RegExp(`^(?:${Object.values(POINT_ROUTES).map((route) => route.replace(/:\w+/g, '[^/]+')).join('|')})$`);
-
-/**
- * Whether the router would answer a request with a point lookup: asked before routing, by the cache
- * prefetch. A GET route of no parameters (`/v1/books/search`) wins over a point route of its shape,
- * as the router ranks them.
- */
-export function pointLookupRequests(router: Router<RequestState>): (ctx: AppContext) => boolean {
-  const staticGets = new Set(router.stack.flatMap((layer) => (layer.paramNames.length === 0 && layer.methods.includes('GET') ? [String(layer.path)] : [])));
-  return (ctx) => ctx.method === 'GET' && POINT_PATH.test(ctx.path) && !staticGets.has(ctx.path);
+function pointRoute(
+  name: string,
+  family: PointFamily,
+  param: 'isbn' | 'id',
+  tool: Tool,
+  doc: { summary: string; description: string; parameter: oas31.ParameterObject; schema: typeof bookRecord | typeof workRecord | typeof authorRecord; notFound: string; malformed: ZodOpenApiResponseObject },
+): Route {
+  return {
+    name,
+    method: 'GET',
+    path: `/v1/${family}/:${param}`,
+    access: 'key',
+    cost: 'unit',
+    cache: 'point',
+    tag: 'lookups',
+    tool,
+    doc: {
+      summary: doc.summary,
+      description: `${doc.description} Cached for 24 hours by URL (after authentication and rate limiting); a change to the record drops its cached answers at once.`,
+      parameters: [doc.parameter],
+      responses: {
+        '200': { description: 'Found.', headers: { ...cacheHeader, ...rateHeaders }, content: { 'application/json': { schema: doc.schema } } },
+        '301': merged(family === 'isbn' ? 'books' : family),
+        '400': doc.malformed,
+        '404': errorResponse(doc.notFound),
+        '410': deletedRecord,
+      },
+    },
+    async handle(ctx, services, params) {
+      ctx.set('X-Cache', 'MISS');
+      const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, ctx.path);
+      if (isMerged(answer)) return redirect(ctx, answer);
+      if (answer.cached) ctx.set('X-Cache', 'HIT');
+      sendJsonText(ctx, answer.text);
+    },
+  };
 }
 
-export function lookupRoutes(router: Router<RequestState>, services: Services): void {
-  for (const [family, path] of Object.entries(POINT_ROUTES) as [PointFamily, string][]) {
-    router.get(path, pointRoute(services, family, path.slice(path.lastIndexOf(':') + 1)));
-  }
-  // An Open Library key answers 301 to our record of it (one primary-key read, not cached).
-  router.get('/v1/openlibrary/:key', async (ctx) => {
-    const { id, location } = await resolveOpenLibraryKey(services.db, ctx.params.key!);
-    ctx.set('Location', location);
-    sendJson(ctx, { id, location }, 301);
-  });
-}
+export const lookupRoutes: readonly Route[] = [
+  pointRoute('lookupIsbn', 'isbn', 'isbn', lookupIsbn, {
+    summary: 'Look up a book by ISBN',
+    description: 'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
+    parameter: { name: 'isbn', in: 'path', required: true, description: 'ISBN-10 or ISBN-13.', schema: { type: 'string' }, example: '978-0-439-02348-1' },
+    schema: bookRecord,
+    notFound: 'No book has this ISBN; the message names it.',
+    malformed: errorResponse('Not a valid ISBN (`code` `bad_request`).'),
+  }),
+  pointRoute('getBook', 'books', 'id', getBook, {
+    summary: 'A book (edition) by id',
+    description: 'One edition of a work.',
+    parameter: idParameter('book'),
+    schema: bookRecord,
+    notFound: 'No such book; the message names the id.',
+    malformed: malformedId('book'),
+  }),
+  pointRoute('getWork', 'works', 'id', getWork, {
+    summary: 'A work by id',
+    description: `A work with its authors, its edition count and its most popular editions (at most ${WORK_EDITIONS_SHOWN}).`,
+    parameter: idParameter('work'),
+    schema: workRecord,
+    notFound: 'No such work; the message names the id.',
+    malformed: malformedId('work'),
+  }),
+  pointRoute('getAuthor', 'authors', 'id', getAuthor, {
+    summary: 'An author by id',
+    description: `An author with the other spellings of their name and their most popular works (at most ${AUTHOR_WORKS_SHOWN}).`,
+    parameter: idParameter('author'),
+    schema: authorRecord,
+    notFound: 'No such author; the message names the id.',
+    malformed: malformedId('author'),
+  }),
+  {
+    name: 'openLibraryKey',
+    method: 'GET',
+    path: '/v1/openlibrary/:key',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'lookups',
+    doc: {
+      summary: 'Our record of an Open Library key',
+      description:
+        'Answers 301 to the record the catalogue holds for an Open Library key: an edition key (`OL…M`) to `/v1/books/{id}`, a work key (`OL…W`) to `/v1/works/{id}`, ' +
+        'an author key (`OL…A`) to `/v1/authors/{id}`. Several edition keys may lead to one book (one ISBN, one row). A key Open Library redirected leads where its target does, ' +
+        'a record merged here to the survivor. Every record lists its keys under `identifiers.openlibrary`. Read from PostgreSQL by primary key, not cached.',
+      parameters: [{ name: 'key', in: 'path', required: true, description: 'An Open Library key without its path.', schema: { type: 'string', pattern: '^OL[1-9][0-9]*[AWM]$' }, example: 'OL7353617M' }],
+      responses: {
+        '301': {
+          description: 'Our record: `Location` is its URL.',
+          headers: { Location: { schema: { type: 'string' } }, ...rateHeaders },
+          content: { 'application/json': { schema: openLibraryTarget } },
+        },
+        '400': errorResponse('Not an Open Library key of the form `OL7353617M`, `OL45804W` or `OL23919A` (`code` `bad_request`).'),
+        '404': errorResponse('No record with this key has been imported.'),
+        '410': errorResponse('Open Library deleted the key, or the record it led to was deleted (`code` `gone`): never answered as if live.'),
+      },
+    },
+    async handle(ctx, { db }, { key }) {
+      const { id, location } = await resolveOpenLibraryKey(db, key!);
+      ctx.set('Location', location);
+      sendJson(ctx, { id, location }, 301);
+    },
+  },
+];

@@ -1,32 +1,51 @@
-import type Router from '@koa/router';
-import type { Services } from '../../services/context.js';
-import { checkHealth } from '../../services/health.js';
+import { checkHealth, health } from '../../services/health.js';
 import { openApiDocument } from '../openapi.js';
-import { sendJson, type AppContext, type RequestState } from '../state.js';
-import { DOCS_PATHS, docsRoutes } from './docs.js';
-import { isReconcileManifest, isReconcilePreflight, SUGGEST_PROPERTY_PATH } from './reconcile.js';
+import type { Route } from '../route.js';
+import { sendJson } from '../state.js';
 
-/** The paths that need no key and are neither metered nor rate limited; every other path needs the key. */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/health', '/openapi.json', ...DOCS_PATHS, SUGGEST_PROPERTY_PATH]);
+/** The routes of the service itself: public, neither metered nor rate limited. */
 
-/**
- * Whether a request needs no key: any to a public path; the reconciliation manifest (GET /reconcile
- * without `queries`: its queries need the key) and a browser's preflight of a /reconcile path.
- */
-export const isPublicRequest = (request: PublicRequestShape): boolean => PUBLIC_PATHS.has(request.path) || isReconcileManifest(request) || isReconcilePreflight(request);
+// Rendered once, on first use: the document does not change while the process runs.
+let openApiText: string | undefined;
 
-export type PublicRequestShape = Pick<AppContext, 'method' | 'path' | 'query'>;
-
-/** The public routes, one per path of PUBLIC_PATHS. */
-export function publicRoutes(router: Router<RequestState>, services: Services): void {
-  const openApi = JSON.stringify(openApiDocument);
-  router.get('/health', async (ctx) => {
-    const health = await checkHealth(services);
-    sendJson(ctx, health, health.status === 'ok' ? 200 : 503);
-  });
-  router.get('/openapi.json', (ctx) => {
-    ctx.type = 'application/json';
-    ctx.body = openApi;
-  });
-  docsRoutes(router);
-}
+export const publicRoutes: readonly Route[] = [
+  {
+    name: 'health',
+    method: 'GET',
+    path: '/health',
+    access: 'public',
+    cost: 'none',
+    cache: 'none',
+    tag: 'public',
+    doc: {
+      summary: 'Health of the service and each dependency',
+      description: 'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not. `metering.dropped` counts usage records lost to a full buffer.',
+      responses: {
+        '200': { description: 'Every dependency is up.', content: { 'application/json': { schema: health } } },
+        '503': { description: 'At least one dependency is down.', content: { 'application/json': { schema: health } } },
+      },
+    },
+    async handle(ctx, services) {
+      const report = await checkHealth(services);
+      sendJson(ctx, report, report.status === 'ok' ? 200 : 503);
+    },
+  },
+  {
+    name: 'openapi',
+    method: 'GET',
+    path: '/openapi.json',
+    access: 'public',
+    cost: 'none',
+    cache: 'none',
+    tag: 'public',
+    doc: {
+      summary: 'This document',
+      description: 'Public: no key, not metered, not rate limited.',
+      responses: { '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
+    handle(ctx) {
+      ctx.type = 'application/json';
+      ctx.body = openApiText ??= JSON.stringify(openApiDocument());
+    },
+  },
+];

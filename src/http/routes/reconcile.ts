@@ -1,10 +1,10 @@
-import type Router from '@koa/router';
-import type { Services } from '../../services/context.js';
-import { parseQueryBatch, reconcile, reconcileManifest, suggestProperties } from '../../services/reconcile.js';
 import { badRequest } from '../../errors.js';
+import { parseQueryBatch, queryBatch, reconcile, reconcileManifest, resultBatch, suggestProperties } from '../../services/reconcile.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readBodyText, readJsonBody } from '../middleware/jsonBody.js';
-import { queryParam, sendJson, type AppContext, type Middleware, type RequestState } from '../state.js';
+import { BATCH_BUDGET, errorResponse, rateHeaders } from '../responseDocs.js';
+import type { RequestShape, Route } from '../route.js';
+import { queryParam, sendJson, type AppContext, type Middleware } from '../state.js';
 
 /**
  * The Reconciliation Service API 0.2 endpoint for OpenRefine and other clients. Its manifest (GET
@@ -13,20 +13,9 @@ import { queryParam, sendJson, type AppContext, type Middleware, type RequestSta
  * Query batches (POST, or GET with `queries`) need the key and draw one unit of its budget per query.
  */
 
-export const RECONCILE_PATH = '/reconcile';
-export const SUGGEST_PROPERTY_PATH = '/reconcile/suggest/property';
+const RECONCILE_PATH = '/reconcile';
 
-type RequestShape = Pick<AppContext, 'method' | 'path' | 'query'>;
-
-const isRead = ({ method }: RequestShape): boolean => method === 'GET' || method === 'HEAD';
 const isReconcilePath = (path: string): boolean => path === RECONCILE_PATH || path.startsWith(`${RECONCILE_PATH}/`);
-
-/** GET /reconcile without queries: the manifest. */
-export const isReconcileManifest = (request: RequestShape): boolean => request.path === RECONCILE_PATH && isRead(request) && request.query.queries === undefined;
-
-/** A query batch: POST /reconcile, or GET /reconcile?queries=. */
-export const isReconcileQuery = (request: RequestShape): boolean =>
-  request.path === RECONCILE_PATH && (request.method === 'POST' || (isRead(request) && request.query.queries !== undefined));
 
 /** A browser's preflight (OPTIONS) of a /reconcile path, answered by reconcileCrossOrigin. */
 export const isReconcilePreflight = ({ method, path }: RequestShape): boolean => method === 'OPTIONS' && isReconcilePath(path);
@@ -69,15 +58,125 @@ async function postedBatch(ctx: AppContext): Promise<unknown> {
   return parseJsonText(queries[0]!);
 }
 
-export function reconcileRoutes(router: Router<RequestState>, services: Services): void {
-  const answer = async (ctx: AppContext, batch: () => Promise<unknown>) => {
-    const queries = await admitBatch(ctx, services, async () => parseQueryBatch(await batch()));
-    sendJson(ctx, await reconcile(services, queries));
-  };
-  router.get(RECONCILE_PATH, async (ctx) => {
-    if (isReconcileManifest(ctx)) sendJson(ctx, reconcileManifest(`${ctx.protocol}://${ctx.host}`));
-    else await answer(ctx, async () => parseJsonText(queryParam(ctx, 'queries')!));
-  });
-  router.post(RECONCILE_PATH, (ctx) => answer(ctx, () => postedBatch(ctx)));
-  router.get(SUGGEST_PROPERTY_PATH, (ctx) => sendJson(ctx, suggestProperties(queryParam(ctx, 'prefix'))));
+const EXAMPLE_BATCH = { q0: { query: 'The Hunger Games', properties: [{ pid: 'author', v: 'Suzanne Collins' }] }, q1: { query: 'Rowling, J.K.', type: 'author', limit: 1 } };
+
+const EXAMPLE_RESULTS = {
+  q0: {
+    result: [
+      {
+        id: 'bk_5n1x7q0c2r9a',
+        name: 'The Hunger Games',
+        description: 'Suzanne Collins · 2008 · Scholastic Press · ISBN 9780439023481',
+        score: 98.5,
+        match: true,
+        features: [{ id: 'confidence', value: 0.985 }, { id: 'title', value: 1 }, { id: 'author', value: 1 }],
+        type: [{ id: 'book', name: 'Book' }],
+      },
+    ],
+  },
+};
+
+const EXAMPLE_MANIFEST = {
+  versions: ['0.2'],
+  name: 'bookmeta book catalogue',
+  identifierSpace: 'http://127.0.0.1:8080/v1/',
+  schemaSpace: 'http://127.0.0.1:8080/reconcile#types',
+  view: { url: 'http://127.0.0.1:8080/v1/books/{{id}}' },
+  defaultTypes: [{ id: 'book', name: 'Book' }, { id: 'work', name: 'Work' }, { id: 'author', name: 'Author' }],
+  batchSize: 50,
+  authentication: { type: 'apiKey', in: 'header', name: 'Authorization' },
+};
+
+/** Answers a query batch, its queries spending the key's budget (admitBatch). */
+async function answer(ctx: AppContext, services: Parameters<Route['handle']>[1], batch: () => Promise<unknown>): Promise<void> {
+  const queries = await admitBatch(ctx, services, async () => parseQueryBatch(await batch()));
+  sendJson(ctx, await reconcile(services, queries));
 }
+
+const isManifest = (request: RequestShape): boolean => request.query.queries === undefined;
+
+export const reconcileRoutes: readonly Route[] = [
+  {
+    name: 'reconcileGet',
+    method: 'GET',
+    path: RECONCILE_PATH,
+    access: (request) => (isManifest(request) ? 'public' : 'key'),
+    cost: 'items',
+    cache: 'none',
+    tag: 'reconciliation',
+    doc: {
+      summary: 'Reconciliation service (W3C Reconciliation Service API 0.2): manifest',
+      description:
+        'Without `queries`: the service manifest, public (no key, not metered, not rate limited), since a client such as OpenRefine reads it before it knows it must ask for a key. ' +
+        'Its `authentication` asks for the key as an API key in the `Authorization` header, written `Bearer svc_live_<kid>_<secret>` (the manifest\'s schema has no Bearer scheme). ' +
+        'Types: `book` (the default), `work`, `author`; properties: `author`, `isbn`, `year`, `publisher`. ' +
+        'With `queries` (a URL-encoded query batch): the same as the POST, with the key. Every `/reconcile` path answers CORS for any origin.',
+      parameters: [{ name: 'queries', in: 'query', required: false, description: 'A query batch as JSON, e.g. `{"q0": {"query": "The Hunger Games"}}`; with it the key is required.', schema: { type: 'string' } }],
+      responses: {
+        '200': { description: 'The manifest, or the result batch when `queries` was given.', content: { 'application/json': { schema: { type: 'object' }, example: EXAMPLE_MANIFEST } } },
+        '400': errorResponse('`queries` is not a valid query batch, or names no query; the message names the query and the problem.'),
+      },
+    },
+    async handle(ctx, services) {
+      if (isManifest(ctx)) sendJson(ctx, reconcileManifest(`${ctx.protocol}://${ctx.host}`));
+      else await answer(ctx, services, async () => parseJsonText(queryParam(ctx, 'queries')!));
+    },
+  },
+  {
+    name: 'reconcilePost',
+    method: 'POST',
+    path: RECONCILE_PATH,
+    access: 'key',
+    cost: 'items',
+    cache: 'none',
+    tag: 'reconciliation',
+    doc: {
+      summary: 'Reconciliation service: a batch of queries',
+      description:
+        'A query batch in the form field `queries` (`application/x-www-form-urlencoded`, what OpenRefine sends) or as the JSON body itself, checked against the 0.2 schema. ' +
+        'Book and work queries are matched as `POST /v1/match` matches (the query is the title; properties give author, ISBN, year, publisher; unknown properties are ignored), ' +
+        'author queries are an author search. `score` is the confidence on 0 to 100; `match` is true only for the candidate `/v1/match` would return as its match ' +
+        '(for authors: the same name, initials, order and diacritics aside, and no other candidate\'s); `features` are the signals. A query of a type the service does not have, ' +
+        `or with nothing to match, gets no candidates. 1 to 50 queries: an empty batch (\`{}\`) is a 400. ${BATCH_BUDGET.replace('item', 'query')}`,
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: { type: 'object', required: ['queries'], properties: { queries: { type: 'string', description: 'The query batch as JSON.' } } },
+            example: { queries: JSON.stringify(EXAMPLE_BATCH) },
+          },
+          'application/json': { schema: queryBatch, example: EXAMPLE_BATCH },
+        },
+      },
+      responses: {
+        '200': { description: 'The result batch: `{"<query id>": {"result": [candidates, best first]}}`.', headers: rateHeaders, content: { 'application/json': { schema: resultBatch, example: EXAMPLE_RESULTS } } },
+        '400': errorResponse(
+          'No `queries` field, malformed JSON, a batch that names no query, or a query the 0.2 schema refuses; the message names the query and the problem (e.g. `queries.q1: query or a non-empty properties is required`).',
+        ),
+        '413': errorResponse('More than 50 queries (the manifest\'s `batchSize`), or a body larger than 512 KiB (`code` `payload_too_large`).'),
+        '415': errorResponse('A body neither form-encoded nor JSON, or encoded (`code` `unsupported_media_type`).'),
+      },
+    },
+    handle: (ctx, services) => answer(ctx, services, () => postedBatch(ctx)),
+  },
+  {
+    name: 'reconcileSuggestProperty',
+    method: 'GET',
+    path: '/reconcile/suggest/property',
+    access: 'public',
+    cost: 'none',
+    cache: 'none',
+    tag: 'reconciliation',
+    doc: {
+      summary: 'Reconciliation service: the properties a query may give',
+      description: 'The suggest service for properties of the 0.2 protocol: those whose id or name has a word starting with `prefix`. Public, like the manifest: it shows no catalogue data.',
+      parameters: [{ name: 'prefix', in: 'query', required: false, description: 'The start of a word of the property\'s id or name; all properties without it.', schema: { type: 'string' } }],
+      responses: {
+        '200': { description: 'Matching properties.', content: { 'application/json': { schema: { type: 'object' }, example: { result: [{ id: 'publisher', name: 'Publisher', description: "The publisher's name." }] } } } },
+      },
+    },
+    handle(ctx) {
+      sendJson(ctx, suggestProperties(queryParam(ctx, 'prefix')));
+    },
+  },
+];

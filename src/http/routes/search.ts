@@ -1,30 +1,155 @@
-import type Router from '@koa/router';
-import type { Services } from '../../services/context.js';
-import { matchBook } from '../../services/match.js';
-import { recommendFor } from '../../services/recommend.js';
+import { MATCH_THRESHOLD, TITLE_ALONE, TITLE_ALONE_POWER } from '../../domain/matching.js';
+import { matchBookTool, recommendBooks, searchAuthorsTool, searchBooksTool } from '../../mcp/tools.js';
+import { matchBook, matchRequest, matchResult } from '../../services/match.js';
 import type { QueryText } from '../../services/queryParams.js';
-import { authorSearchQuery, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
-import { jsonBody } from '../middleware/jsonBody.js';
-import { queryParam, sendJson, type AppContext, type RequestState } from '../state.js';
-import { respond } from './lookups.js';
+import { recommendations, recommendFor, recommendQuery } from '../../services/recommend.js';
+import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
+import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
+import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
+import type { Route } from '../route.js';
+import { queryParam, sendJson, type AppContext } from '../state.js';
+import { idParameter, merged, respond } from './lookups.js';
+
+/** Book and author search, match and recommendations. */
 
 /** The query parameters a route's query schema names, as text; others are ignored. */
 function queryParams<Query extends { shape: object }>(ctx: AppContext, schema: Query): QueryText<Query> {
   return Object.fromEntries(Object.keys(schema.shape).map((name) => [name, queryParam(ctx, name)])) as QueryText<Query>;
 }
 
-/** Book and author search, match and recommendations. */
-export function searchRoutes(router: Router<RequestState>, services: Services): void {
-  router.get('/v1/books/search', async (ctx) => {
-    sendJson(ctx, await searchBooks(services, queryParams(ctx, bookSearchQuery)));
-  });
-  router.get('/v1/authors/search', async (ctx) => {
-    sendJson(ctx, await searchAuthors(services, queryParams(ctx, authorSearchQuery)));
-  });
-  router.post('/v1/match', jsonBody(), async (ctx) => {
-    sendJson(ctx, await matchBook(services, ctx.request.json));
-  });
-  router.get('/v1/books/:id/recommendations', async (ctx) => {
-    respond(ctx, await recommendFor(services, ctx.params.id!, queryParam(ctx, 'limit')));
-  });
-}
+const SHORT_CACHE =
+  'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
+  'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
+
+export const searchRoutes: readonly Route[] = [
+  {
+    name: 'searchBooks',
+    method: 'GET',
+    path: '/v1/books/search',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'search and match',
+    query: bookSearchQuery,
+    tool: searchBooksTool,
+    doc: {
+      summary: 'Search books',
+      description:
+        'Free text over title, subtitle, series and author names; case, diacritics and punctuation do not matter, and the last word also counts as the start of a word ' +
+        '(search as you type). Typo tolerant: when the words as typed do not fill the page asked for, the search runs again reading each word up to its typos ' +
+        '(one in a word of 3 to 5 letters, two from 6 letters, the first letter right), so a misspelt query finds what it meant and a well-spelt one is not diluted. ' +
+        'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: the words in the title (as a phrase best), then in the author names, ' +
+        'the series and the subtitle; popular books rank a little higher (the score is multiplied by 1 + 0.1 × log10(1 + ratings_count)). ' +
+        'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
+        '(The best matches are found first and only the first few hundred are ranked in full, so a deep page of a work with very many matching editions may come back short.) ' +
+        SHORT_CACHE,
+      responses: {
+        '200': { description: 'A page of books.', headers: rateHeaders, content: { 'application/json': { schema: bookSearchPage } } },
+        '400': errorResponse('`q` missing (`q is required`) or too long, or a parameter invalid; the message names it.'),
+      },
+    },
+    async handle(ctx, services) {
+      sendJson(ctx, await searchBooks(services, queryParams(ctx, bookSearchQuery)));
+    },
+  },
+  {
+    name: 'searchAuthors',
+    method: 'GET',
+    path: '/v1/authors/search',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'search and match',
+    query: authorSearchQuery,
+    tool: searchAuthorsTool,
+    doc: {
+      summary: 'Search authors',
+      description:
+        'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos (as in book search); ' +
+        'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
+        'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the ratings of their books) rank a little higher. ' +
+        SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
+      responses: {
+        '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: authorSearchPage } } },
+        '400': errorResponse('`q` missing (`q is required`) or too long, or `limit`/`offset` invalid.'),
+      },
+    },
+    async handle(ctx, services) {
+      sendJson(ctx, await searchAuthors(services, queryParams(ctx, authorSearchQuery)));
+    },
+  },
+  {
+    name: 'matchBook',
+    method: 'POST',
+    path: '/v1/match',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'search and match',
+    tool: matchBookTool,
+    doc: {
+      summary: 'Match a record to a catalogue book',
+      description:
+        'Finds the catalogue book a (possibly messy) record describes. Candidates are the book with the given ISBN and the editions whose title is closest ' +
+        '(as written first; read up to typos when that finds no match). ' +
+        'Each is weighed on signals from 0 to 1 (`title`, `author`, `year`, `publisher`) and what the ISBN says about it (`isbn`). Titles are compared after taking out ' +
+        'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos (a word matched only up to a typo, ' +
+        'or a title matched only without the book\'s subtitle, counts a little less; a record title that says more than the book\'s, such as an imprint in parentheses, counts ' +
+        'clearly less, as it may name another book of that title); authors are compared ' +
+        'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
+        `Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.8 when the book credits nobody); with no author given, ${TITLE_ALONE} × the title likeness to the power ${TITLE_ALONE_POWER}, as a near title alone is likelier another book; ` +
+        `times 0.9 + 0.1 × year closeness and 0.95 + 0.05 × publisher likeness when known. A matching ISBN decides: ${MATCH_THRESHOLD} + ${1 - MATCH_THRESHOLD} × that. Otherwise an ISBN of another ` +
+        'book (`mismatch`) or an ISBN no book has (`unknown`: the edition is not in the catalogue) multiplies by 0.8. ' +
+        `The best candidate is the \`match\` when its confidence is at least ${MATCH_THRESHOLD} ` +
+        '(tuned so that records of books not in the catalogue are almost never matched); otherwise `match` is null and the candidates show what came closest. ' +
+        'Year and publisher mostly choose among editions of one work. ' +
+        SHORT_CACHE,
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: matchRequest.meta({ id: 'MatchRequest' }), example: { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 } } },
+      },
+      responses: {
+        '200': { description: 'The best match (or null), its confidence and signals, and the closest candidates.', headers: rateHeaders, content: { 'application/json': { schema: matchResult } } },
+        '400': errorResponse(
+          'Neither `title` nor `isbn` (`title or isbn required`); malformed JSON (`malformed JSON body`) or a body that is not an object; a field of the wrong type ' +
+            '(`year must be an integer such as 1997`), too long (500 characters) or unknown; or only an `isbn` that is not a valid ISBN.',
+        ),
+        '413': bodyTooLarge(JSON_BODY_LIMIT_BYTES),
+        '415': unsupportedBody,
+      },
+    },
+    async handle(ctx, services) {
+      sendJson(ctx, await matchBook(services, await readJsonBody(ctx)));
+    },
+  },
+  {
+    name: 'recommendBooks',
+    method: 'GET',
+    path: '/v1/books/:id/recommendations',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'search and match',
+    query: recommendQuery,
+    tool: recommendBooks,
+    doc: {
+      summary: 'Books to read next',
+      description:
+        'Books a reader of this one is likely to want next, best first, one edition per work and never an edition of this book\'s own work ' +
+        '(nor a book with nearly the same title and author that the catalogue keeps as another work). Signals, strongest first: co-reading (what readers who liked this book also liked, ' +
+        'from Book-Crossing ratings), the same series, the same author, and content likeness of title, subtitle, series and author names; popular books rank a little higher and ' +
+        'fill the list when few books are related. The catalogue has no subjects, so they play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +
+        SHORT_CACHE,
+      parameters: [idParameter('book')],
+      responses: {
+        '200': { description: 'Recommendations.', headers: rateHeaders, content: { 'application/json': { schema: recommendations } } },
+        '301': merged('books'),
+        '400': errorResponse('`limit` out of range.'),
+        '404': errorResponse('No such book; the message names the id.'),
+      },
+    },
+    async handle(ctx, services, { id }) {
+      respond(ctx, await recommendFor(services, id!, queryParam(ctx, 'limit')));
+    },
+  },
+];

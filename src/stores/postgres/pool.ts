@@ -13,12 +13,16 @@ export interface Queryable {
 const CONNECT_TIMEOUT_MS = 3_000;
 const STATEMENT_TIMEOUT_MS = 5_000;
 
-// BIGINT and NUMERIC arrive as strings by default; ours fit comfortably in a JS number.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+// BIGINT and NUMERIC arrive as strings by default; ours fit comfortably in a JS number. Set on our
+// pools' clients only, not on the driver's global parsers that every other user of pg shares.
+const AS_NUMBER: ReadonlySet<number> = new Set([pg.types.builtins.INT8, pg.types.builtins.NUMERIC]);
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    AS_NUMBER.has(oid) && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
 
 export function createPool(connectionString: string, max = 10, options: pg.PoolConfig = {}): Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, ...options });
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, types, ...options });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;

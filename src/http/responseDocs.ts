@@ -1,0 +1,59 @@
+import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
+import { errorBody } from '../errors.js';
+
+/** The responses and headers several routes document alike, written once. */
+
+type Response = ZodOpenApiResponseObject;
+
+export const errorResponse = (description: string): Response => ({
+  description,
+  content: { 'application/json': { schema: errorBody } },
+});
+
+export const rateHeaders: Record<string, oas31.HeaderObject> = {
+  'RateLimit-Limit': { description: 'Requests allowed per window for this key.', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the oldest counted request leaves the window.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'The policy, e.g. `120;w=60`.', schema: { type: 'string' } },
+};
+
+/** The responses every keyed route can give besides its own. */
+export const keyedErrors: Record<string, Response> = {
+  '401': {
+    description: 'Missing, malformed, unknown or revoked key, or more than one `Authorization` header (`code` is `unauthorized`); the scheme `Bearer` may be in any case. Carries `WWW-Authenticate: Bearer`.',
+    headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
+    content: { 'application/json': { schema: errorBody } },
+  },
+  '429': {
+    description: 'More than the key\'s budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.',
+    headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...rateHeaders },
+    content: { 'application/json': { schema: errorBody } },
+  },
+  '500': errorResponse('Server fault (`code` is `internal`); retry with backoff.'),
+  '503': {
+    description:
+      'A store the request needs is away or does not answer in time (`code` is `unavailable`; the message names PostgreSQL, Redis or Elasticsearch). ' +
+      'Answered within a second; retry after `Retry-After`. What does not need that store keeps working (README, Failure modes).',
+    headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+    content: { 'application/json': { schema: errorBody } },
+  },
+};
+
+/** What a route that reads a JSON body answers to any other body (readJsonBody). */
+export const unsupportedBody = errorResponse(
+  '`Content-Type` is not `application/json`, or `Content-Encoding` is other than `identity` (`code` `unsupported_media_type`); the body is not read.',
+);
+
+/** A body over `limitBytes`. */
+export const bodyTooLarge = (limitBytes: number): Response => errorResponse(`Body larger than ${limitBytes / 1024} KiB (\`code\` \`payload_too_large\`).`);
+
+/** A batch route's 429: the whole batch is refused when the budget cannot cover all its items. */
+export const batchRefused: Response = {
+  description:
+    'The key\'s remaining budget cannot cover every item of the batch (each item counts as one request); nothing was done and nothing was spent. ' +
+    '`Retry-After` says when enough of the budget is back for the whole batch. A batch larger than the whole budget is never admitted: send smaller ones.',
+  headers: { 'Retry-After': { description: 'Seconds until the whole batch fits.', schema: { type: 'integer' } }, ...rateHeaders },
+  content: { 'application/json': { schema: errorBody } },
+};
+
+export const BATCH_BUDGET = 'Each item draws one unit of the key\'s rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.';

@@ -1,0 +1,52 @@
+import type { ZodOpenApiOperationObject } from 'zod-openapi';
+import type { z } from 'zod/v4';
+import type { Tool } from '../mcp/tools.js';
+import type { Services } from '../services/context.js';
+import type { AppContext } from './state.js';
+
+/** Who may call a route: anyone, or only a request with a valid key. */
+export type Access = 'public' | 'key';
+
+/**
+ * What a keyed call of a route draws on the key's budget: one unit before the route runs, or, for
+ * a route that spends itself once its body says how much, one unit per item of a batch ('items'),
+ * or MCP's rules (one unit per message, per item for its batch tools). Public routes draw nothing.
+ */
+export type Cost = 'none' | 'unit' | 'items' | 'mcp';
+
+/** The groups of the OpenAPI document and of the /docs page, in the order they are shown. */
+export const TAGS = ['lookups', 'search and match', 'batches', 'changes', 'reconciliation', 'MCP', 'public'] as const;
+export type Tag = (typeof TAGS)[number];
+
+/** What access depends on: a request's method, path and query. */
+export type RequestShape = Pick<AppContext, 'method' | 'path' | 'query'>;
+
+/** A route's OpenAPI operation, less what the table derives from the entry (tags, security, the errors every keyed route can give). */
+export type RouteDoc = Omit<ZodOpenApiOperationObject, 'tags' | 'security' | 'requestParams'> & { summary: string };
+
+/**
+ * One route, declared once: everything that serves, guards, meters, caches and documents it is
+ * derived from this entry (see routeTable.ts).
+ */
+export interface Route {
+  /** Stable and unique: names the route in logs and metrics (`lookupIsbn`). */
+  name: string;
+  method: 'GET' | 'POST';
+  /** The template, parameters as `:name`, each one path segment; matched exactly (case and trailing slash count). */
+  path: string;
+  /** Public or keyed; a function for a route whose access depends on its query (the reconciliation manifest). */
+  access: Access | ((request: RequestShape) => Access);
+  cost: Cost;
+  /** 'point': an answer of the 24-hour point-lookup cache, keyed by URL path (`X-Cache`). */
+  cache: 'point' | 'none';
+  tag: Tag;
+  /** The query parameters the route reads: its handler gets them as text, its documentation their schema. */
+  query?: z.ZodObject;
+  doc: RouteDoc;
+  /** The MCP tool that answers as this route does, over the same service; tools/list offers them in the table's order. */
+  tool?: Tool;
+  handle(ctx: AppContext, services: Services, params: Readonly<Record<string, string>>): Promise<void> | void;
+}
+
+/** The template in OpenAPI's spelling: `/v1/isbn/{isbn}`. */
+export const openApiPath = (template: string): string => template.replace(/:(\w+)/g, '{$1}');
