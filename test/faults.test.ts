@@ -199,7 +199,7 @@ test.serial('Elasticsearch slow: a batch waits longer than one search, by its si
   await slow.server.stop();
 });
 
-test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL; the cache serves again on SIGCONT', async (t) => {
+test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT', async (t) => {
   const path = `/v1/isbn/${books[4]!.isbn_13}`;
   await api.call(path);
   t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
@@ -215,6 +215,11 @@ test.serial('Redis paused (SIGSTOP): every request answers within a second, look
     const searched = await api.call(`/v1/books/search?q=${nextQuery()}`);
     t.is(searched.status, 200, 'search without its short cache');
     t.true(searched.ms < 1_000);
+    // Its ping never answers: /health still says so within a second.
+    const health = await api.call('/health');
+    t.is(health.status, 503);
+    t.is((health.body.checks as Record<string, { status: string }>).redis?.status, 'down');
+    t.true(health.ms < 1_000, `/health took ${health.ms} ms`);
   } finally {
     redis.resume();
   }
