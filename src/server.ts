@@ -6,6 +6,7 @@ import { createApp } from './http/app.js';
 import { flushLog, type Logger } from './log.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
+import { withWaitBudget } from './stores/guard.js';
 import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
 
 export interface RunningServer {
@@ -24,7 +25,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const applied = await migrate(services.pool);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const app = createApp(services);
-  const handle = app.callback();
+  const callback = app.callback();
+  // Each request draws its waits for PostgreSQL and Elasticsearch from one budget (see WaitBudget).
+  const handle: typeof callback = (request, response) => withWaitBudget(() => callback(request, response));
   // Node's own answers to a missing Host and an unknown Expect have no body: the app gives them one (protocolRules).
   const server = createServer({ requireHostHeader: false }, handle);
   server.on('checkExpectation', handle);

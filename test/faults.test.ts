@@ -199,7 +199,30 @@ test.serial('Elasticsearch slow: a batch waits longer than one search, by its si
   await slow.server.stop();
 });
 
-test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL; the cache serves again on SIGCONT', async (t) => {
+test.serial('Elasticsearch slow: a search or match that asks it twice waits one budget for all its calls, not one wait per call', async (t) => {
+  const from = api.log.length;
+  // Each answer 400 ms late against a wait of 500 ms: one call fits, two do not.
+  elastic.delay(400);
+  try {
+    // Words no book has: the round as typed finds nothing, so a second round tolerates typos.
+    const answers: [string, Answer][] = [
+      ['search', await api.call(`/v1/books/search?q=${nextQuery()}`)],
+      ['author search', await api.call(`/v1/authors/search?q=${nextQuery()}`)],
+      ['match', await api.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) })],
+    ];
+    for (const [what, answer] of answers) {
+      t.true(answer.status === 200 || answer.body.error?.code === 'unavailable', `${what}: ${JSON.stringify(answer.body)}`);
+      t.true(answer.ms < 500 + 200, `${what} took ${answer.ms} ms, past its 500 ms wait`);
+    }
+  } finally {
+    await elastic.open();
+  }
+  // A call cut short by its request's budget is not a sign of an outage.
+  t.is((await api.call(`/v1/books/search?q=${nextQuery()}`)).status, 200);
+  t.deepEqual(outageLines(from, 'Elasticsearch').map((line) => line.msg), []);
+});
+
+test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT', async (t) => {
   const path = `/v1/isbn/${books[4]!.isbn_13}`;
   await api.call(path);
   t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
@@ -215,6 +238,11 @@ test.serial('Redis paused (SIGSTOP): every request answers within a second, look
     const searched = await api.call(`/v1/books/search?q=${nextQuery()}`);
     t.is(searched.status, 200, 'search without its short cache');
     t.true(searched.ms < 1_000);
+    // Its ping never answers: /health still says so within a second.
+    const health = await api.call('/health');
+    t.is(health.status, 503);
+    t.is((health.body.checks as Record<string, { status: string }>).redis?.status, 'down');
+    t.true(health.ms < 1_000, `/health took ${health.ms} ms`);
   } finally {
     redis.resume();
   }

@@ -75,18 +75,34 @@ test('the window slides: a spent budget refills when Retry-After says', async (t
 });
 
 test('the window slides request by request: only the slots of calls older than the window come back', async (t) => {
-  const quick = await startTestServer(world, { rateLimitMax: 3, rateLimitWindowS: 2 });
+  // A window long enough that the test's own latency cannot blur it: each step waits for a moment
+  // measured from the answers (Redis stamps a call between its sending and its answer), so a slow
+  // turn of the machine delays a step but cannot move a call to the other side of the window.
+  const windowMs = 4_000;
+  const quick = await startTestServer(world, { rateLimitMax: 3, rateLimitWindowS: windowMs / 1000 });
   try {
     const { auth } = await newKey(world, 'partial');
     const call = () => fetch(`${quick.url}/v1/isbn/123`, { headers: auth });
-    const statuses = async (count: number) => (await Promise.all(Array.from({ length: count }, call))).map((response) => response.status).sort();
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    t.deepEqual(await statuses(2), [400, 400]);
-    await sleep(1_000);
-    t.deepEqual(await statuses(2), [400, 429]);
-    // The first two calls have left the window, the third has not: two slots are free, not three.
-    await sleep(1_200);
-    t.deepEqual(await statuses(3), [400, 400, 429]);
+    /** The sorted statuses of `count` calls at once, and when they were sent and all answered. */
+    const burst = async (count: number) => {
+      const sent = Date.now();
+      const statuses = (await Promise.all(Array.from({ length: count }, call))).map((response) => response.status).sort();
+      return { statuses, sent, answered: Date.now() };
+    };
+    const until = (moment: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, moment - Date.now())));
+
+    const first = await burst(2);
+    t.deepEqual(first.statuses, [400, 400]);
+    await until(first.answered + windowMs / 2);
+    const second = await burst(2);
+    // Inside the window of the first two calls: one slot left.
+    t.true(second.answered < first.sent + windowMs, `the second burst was answered ${second.answered - first.sent} ms after the first was sent`);
+    t.deepEqual(second.statuses, [400, 429]);
+    // Once the first two calls have surely left the window, and while the third surely has not: two slots are free, not three.
+    await until(first.answered + windowMs + 50);
+    const third = await burst(3);
+    t.true(third.answered < second.sent + windowMs, `the third burst was answered ${third.answered - second.sent} ms after the second was sent`);
+    t.deepEqual(third.statuses, [400, 400, 429]);
   } finally {
     await quick.stop();
   }

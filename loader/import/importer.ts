@@ -1,4 +1,5 @@
 import { upsertEditions, type EditionInput, type SourcePolicy } from './editions.js';
+import { analyzeCatalogueTables } from '../stores/postgres/editions.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
 import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 import type { Logger } from '../../src/log.js';
@@ -71,7 +72,8 @@ export async function importRows<Row extends object>(path: string, report: Impor
 
 /**
  * Streams a source file into the catalogue in batches of BATCH rows, one transaction each. Memory
- * stays constant whatever the file size; a bad row is reported and never stops the import.
+ * stays constant whatever the file size; a bad row is reported and never stops the import. The
+ * tables it changed are left with fresh planner statistics (analyzeCatalogueTables).
  */
 export async function importCatalogue(
   source: CatalogueSource,
@@ -101,5 +103,6 @@ export async function importCatalogue(
     },
     onProgress,
   });
+  if (report.inserted + report.updated > 0) await analyzeCatalogueTables(stores.db);
   return report;
 }

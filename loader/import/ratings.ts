@@ -1,7 +1,7 @@
 import { parseIsbn } from '../../src/domain/isbn.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
-import { booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../src/stores/postgres/ratings.js';
+import { analyzeDerivedTables, booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../src/stores/postgres/ratings.js';
 import { importRows, type ImportReport } from './importer.js';
 
 /**
@@ -10,7 +10,8 @@ import { importRows, type ImportReport } from './importer.js';
  * survivor). Streamed in batches, idempotent; a row that cannot be used (bad user id, ISBN or
  * rating, or an ISBN no book has) is reported with its line and reason, never fatal. Afterwards
  * "also liked" is derived again from all ratings, and every book whose list changed gets an
- * 'update' change, so `bookmeta sync` puts the new lists in the index.
+ * 'update' change, so `bookmeta sync` puts the new lists in the index; the tables it grew are
+ * left with fresh planner statistics.
  */
 
 export interface RatingsImportReport extends ImportReport {
@@ -77,6 +78,7 @@ export async function importRatings(
   });
   report.rejected.sort((a, b) => a.line - b.line);
   report.alsoLiked = await deriveAlsoLiked(stores.db, options.alsoLiked);
+  await analyzeDerivedTables(stores.db);
   stores.log.info({ books: report.alsoLiked.books, changed: report.alsoLiked.changed.length }, 'also-liked lists derived');
   return report;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { parseIsbn } from '../domain/isbn.js';
 import { authorRecord, bookRecord, workRecord } from '../domain/records.js';
 import { ApiError, errorObject, parseInput } from '../errors.js';
 import { batchKeysBody, LOOKUP_BATCH_MAX } from './batch.js';
@@ -12,7 +13,13 @@ import { pointFollowing, type PointFamily } from './pointLookups.js';
  * as one PostgreSQL query (PointReads batches the reads of a turn).
  */
 
-const isbnsBody = batchKeysBody('isbns', LOOKUP_BATCH_MAX, 'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked one by one, as its GET checks it.').meta({ id: 'IsbnBatchRequest' });
+const isbnsBody = batchKeysBody(
+  'isbns',
+  LOOKUP_BATCH_MAX,
+  'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked one by one, as its GET checks it. Each ISBN once: an ISBN-10 and its ISBN-13, ' +
+    'or one ISBN with and without hyphens, are the same ISBN, and a second spelling is refused as a repeat.',
+  (isbn) => parseIsbn(isbn)?.isbn13 ?? isbn,
+).meta({ id: 'IsbnBatchRequest' });
 const idsBody = batchKeysBody('ids', LOOKUP_BATCH_MAX, 'Ids of the route\'s kind; checked one by one, as their GET checks them.').meta({ id: 'IdBatchRequest' });
 
 export interface BulkKind {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { unavailable, type ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -32,8 +33,35 @@ export class StoreTimeout extends Error {
 }
 
 /**
+ * One request's wait for the stores it needs, shared by all of its calls: a search that asks the
+ * index twice and then PostgreSQL waits STORE_WAIT_MS for the three together, not for each. The
+ * clock starts at the request's first call; a call carrying several items (an _msearch) moves the
+ * deadline to its own longer wait from that start, for it and the calls after it.
+ */
+class WaitBudget {
+  private startedAt: number | null = null;
+  private deadline = -Infinity;
+
+  /** What is left for a call whose own wait is `waitMs`. */
+  left(waitMs: number): number {
+    const now = Date.now();
+    this.startedAt ??= now;
+    this.deadline = Math.max(this.deadline, this.startedAt + waitMs);
+    return this.deadline - now;
+  }
+}
+
+const requestBudget = new AsyncLocalStorage<WaitBudget>();
+
+/** Runs `work` (one request's handling) with a wait budget of its own, which every budgeted guard's calls inside it draw on. */
+export function withWaitBudget<T>(work: () => T): T {
+  return requestBudget.run(new WaitBudget(), work);
+}
+
+/**
  * The request path's side of one store: every call waits at most `timeoutMs` (more for a call
- * carrying several items, see waitForItems), and a call that
+ * carrying several items, see waitForItems), and no longer than what is left of its request's
+ * budget (see WaitBudget) when the guard is `budgeted`; a call that
  * fails because the store is away (as `isOutage` tells, or the wait ran out) becomes a 503 naming
  * the store. The store counts as away after such an error, or after a few waits in a row ran out;
  * then calls are refused at once, and one call a second tries it again, so the store recovers
@@ -47,42 +75,49 @@ export class StoreGuard {
   private failedUnreported = 0;
   private lastReport = -Infinity;
 
+  /**
+   * `budgeted`: calls draw on their request's wait budget. Redis' are not: a request does without
+   * it (a cache miss, a rate limit counted in memory), so its waits must not take from the stores
+   * the request needs.
+   */
   constructor(
     readonly store: StoreName,
     private readonly log: Logger,
     private readonly timeoutMs: number,
     private readonly isOutage: (error: unknown) => boolean,
+    private readonly budgeted = true,
   ) {}
 
   get available(): boolean {
     return this.downSince === null;
   }
 
-  /** The wait of a call carrying `items`. */
-  waitFor(items: number): number {
-    return waitForItems(this.timeoutMs, items);
-  }
-
   /**
-   * `work`, within the wait of a call carrying `items`. A wait that runs out (the guard's, or work's
-   * own StoreTimeout) counts towards the store being away only when three calls of one item run out
-   * in a row: a slow answer is not an outage, and a batch past its wait says the store is busy
-   * (batches at once wait behind each other), which single calls would say too if it were stalled.
+   * `work`, given its wait: that of a call carrying `items`, or what is left of its request's
+   * budget if less. A wait that runs out (the guard's, or work's own StoreTimeout) counts towards
+   * the store being away only when three calls of one item run out their whole wait in a row: a
+   * slow answer is not an outage, and a batch past its wait says the store is busy (batches at once
+   * wait behind each other), which single calls would say too if it were stalled; a call cut short
+   * by its request's budget says only that the request had spent its wait on other calls.
    */
-  async run<T>(work: () => Promise<T>, items = 1): Promise<T> {
+  async run<T>(work: (waitMs: number) => Promise<T>, items = 1): Promise<T> {
     if (this.downSince !== null) {
       if (Date.now() < this.retryAt) throw this.refuse();
       // This call tries the store; the others keep being refused until it has an answer.
       this.retryAt = Date.now() + RETRY_AFTER_MS;
     }
-    const waitMs = this.waitFor(items);
+    const ownWaitMs = waitForItems(this.timeoutMs, items);
+    const budget = this.budgeted ? requestBudget.getStore() : undefined;
+    const waitMs = budget ? Math.min(ownWaitMs, budget.left(ownWaitMs)) : ownWaitMs;
+    const cutShort = waitMs < ownWaitMs;
+    if (waitMs <= 0) throw this.refuse();
     let result: T;
     try {
-      result = await within(work(), waitMs, () => new StoreTimeout(this.store, waitMs));
+      result = await within(work(waitMs), waitMs, () => new StoreTimeout(this.store, waitMs));
     } catch (error) {
       const timedOut = error instanceof StoreTimeout;
       if (!timedOut && !this.isOutage(error)) throw error;
-      if (timedOut && items > 1 && this.downSince === null) throw this.refuse();
+      if (timedOut && (items > 1 || cutShort) && this.downSince === null) throw this.refuse();
       this.timeoutsInARow = timedOut ? this.timeoutsInARow + 1 : 0;
       if (!timedOut || this.timeoutsInARow >= TIMEOUTS_TO_TRIP || this.downSince !== null) this.wentDown(error);
       throw this.refuse();
@@ -123,7 +158,7 @@ export class StoreGuard {
 
 /** What a store's client needs of a guard; UNGUARDED for the commands and tools, which may wait as long as it takes. */
 export type Guard = Pick<StoreGuard, 'run'>;
-export const UNGUARDED: Guard = { run: (work) => work() };
+export const UNGUARDED: Guard = { run: (work) => work(Number.POSITIVE_INFINITY) };
 
 /**
  * `promise`, or the error `timedOut` makes once `ms` have passed. An event loop busy for longer

@@ -1,4 +1,4 @@
-import type { PoolClient } from '../../../src/stores/postgres/pool.js';
+import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
 import type { WorkKind } from '../../../src/domain/titles.js';
 
 /**
@@ -169,4 +169,13 @@ export async function creditAuthors(client: PoolClient, credits: readonly { book
 
 export async function uncreditAuthors(client: PoolClient, bookId: string): Promise<void> {
   await client.query('delete from book_authors where book_id = $1', [bookId]);
+}
+
+/**
+ * Fresh planner statistics for the tables a catalogue import grows, once its batches are committed:
+ * autovacuum may be off or behind, and a planner that guesses from empty tables turns the API's
+ * reads (an author's work count, say) into scans that outlast a request's wait.
+ */
+export async function analyzeCatalogueTables(db: Pool): Promise<void> {
+  await db.query('analyze books, works, authors, author_names, book_authors, changes');
 }

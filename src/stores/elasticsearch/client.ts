@@ -28,9 +28,10 @@ export function createElastic(url: string): Elastic {
  * unreachable or stalled cluster is a prompt 503 naming it, not a 500 after the client's retries.
  * A node that refuses connections is still skipped for another (a retry on a timeout is not: the
  * wait is spent). Without it, the client's retries and their pauses took 4 to 5 s to give up.
- * A request's wait grows with the searches it carries (an _msearch's, see waitForItems), and the
- * client's own timeout is that wait: running out of it is a slow answer, which alone does not
- * make the cluster count as away, as a refused connection does.
+ * A request's wait grows with the searches it carries (an _msearch's, see waitForItems), is cut
+ * to what its API request has left (see WaitBudget), and the client's own timeout is that wait:
+ * running out of it is a slow answer, which alone does not make the cluster count as away, as a
+ * refused connection does.
  */
 export function createRequestPathElastic(url: string, waitMs: number, log: Logger): Elastic {
   const guard = new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
@@ -39,14 +40,12 @@ export function createRequestPathElastic(url: string, waitMs: number, log: Logge
     override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptions): Promise<TResponse>;
     override request(params: TransportRequestParams, options?: TransportRequestOptions): Promise<unknown> {
-      const items = searchesIn(params);
-      const requestTimeout = guard.waitFor(items);
       // The next node at once, without the client's growing pauses between rounds: the wait is the guard's.
-      const sent = () =>
+      const sent = (requestTimeout: number) =>
         super.request(params, { ...options, requestTimeout, retryBackoff: () => 0 }).catch((error: unknown) => {
           throw error instanceof errors.TimeoutError ? new StoreTimeout('Elasticsearch', requestTimeout) : error;
         });
-      return guard.run(sent, items);
+      return guard.run(sent, searchesIn(params));
     }
   }
   // The client's own timeout is its connections' (undici's header and body timeouts), which no

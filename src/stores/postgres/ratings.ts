@@ -168,6 +168,11 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
   });
 }
 
+/** Fresh planner statistics for what a ratings import grew besides the ratings (deriveAlsoLiked analyses those): the lists and the changes naming their books. */
+export async function analyzeDerivedTables(pool: Pool): Promise<void> {
+  await pool.query('analyze book_also_liked, changes');
+}
+
 /** The stored "also liked" list of a book (empty when none). */
 export async function alsoLikedOf(db: Queryable, bookId: string): Promise<string[]> {
   const { rows } = await db.query<{ liked: string[] }>('select liked from book_also_liked where book_id = $1', [bookId]);

@@ -9,9 +9,9 @@ export type Redis = ReturnType<typeof createClient>;
  * The request path's guard of Redis (see StoreGuard): a stalled or unreachable Redis costs a
  * request at most half the wait it may spend on any store (STORE_WAIT_MS), since a request makes
  * two rounds to Redis (the rate limit, the cache); then the cache reads as a miss and the rate
- * limit counts in memory.
+ * limit counts in memory. Its waits draw on no request's budget: a request can do without Redis.
  */
-export const redisGuard = (log: Logger, storeWaitMs: number): StoreGuard => new StoreGuard('Redis', log, Math.max(1, Math.round(storeWaitMs / 2)), isRedisOutage);
+export const redisGuard = (log: Logger, storeWaitMs: number): StoreGuard => new StoreGuard('Redis', log, Math.max(1, Math.round(storeWaitMs / 2)), isRedisOutage, false);
 
 /** Every failure but an error Redis itself answered (a script's bug) means Redis is away; busy or loading is away too. */
 function isRedisOutage(error: unknown): boolean {
