@@ -7,7 +7,8 @@ import { readJsonBody } from '../middleware/jsonBody.js';
 import { spendItems, spendRequest } from '../middleware/rateLimit.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { Route } from '../route.js';
-import { sendJson, sendJsonText, type AppContext } from '../state.js';
+import { sendJson, sendJsonText } from '../messages.js';
+import type { AppContext } from '../state.js';
 
 const MCP_PATH = '/mcp';
 

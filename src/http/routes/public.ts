@@ -1,6 +1,6 @@
 import { checkHealth, health } from '../../services/health.js';
 import type { Route } from '../route.js';
-import { sendJson } from '../state.js';
+import { sendJson } from '../messages.js';
 
 /** The routes of the service itself: public, neither metered nor rate limited. */
 
