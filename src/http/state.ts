@@ -1,4 +1,4 @@
-import type { Context, Next, ParameterizedContext } from 'koa';
+import type { Next, ParameterizedContext } from 'koa';
 import type { Route } from './route.js';
 
 /** What middleware leaves on ctx.state for later middleware. */
@@ -19,4 +19,3 @@ export interface RequestState {
 
 export type AppContext = ParameterizedContext<RequestState>;
 export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;
-export type { Context, Next };
