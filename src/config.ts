@@ -34,6 +34,11 @@ export interface Config {
   /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */
   meteringBufferMax: number;
   logLevel: string;
+  /**
+   * Origins whose browser pages may call /mcp besides loopback ones (MCP_ALLOWED_ORIGINS,
+   * comma-separated, e.g. `https://app.example.com`; `*` for any): refused otherwise, against DNS rebinding.
+   */
+  mcpAllowedOrigins: string[];
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -62,5 +67,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',
+    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
   };
 }

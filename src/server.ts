@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
+import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
@@ -33,6 +34,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   server.on('checkExpectation', handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
   server.on('clientError', answerUnparsable);
+  server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

@@ -21,8 +21,14 @@ test.after.always(async () => {
   await browser?.close();
 });
 
+interface Operation {
+  tags?: string[];
+  requestBody?: { content: Record<string, { example?: unknown }> };
+}
+
 interface OpenApi {
-  paths: Record<string, Record<string, unknown>>;
+  tags: { name: string }[];
+  paths: Record<string, Record<string, Operation>>;
 }
 
 test('/docs renders every operation of /openapi.json in a real browser, with no key and nothing loaded from elsewhere', async (t) => {
@@ -52,6 +58,21 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
   t.deepEqual([...new Set(shown)].sort(), expected);
   t.true(await page.$eval('body', (body) => body.innerText.includes('Book metadata service')));
 
+  // Grouped by the document's tags, in its order, each operation under its own tag; no "default" group.
+  const groups = await page.$$eval('.opblock-tag-section', (sections) =>
+    sections.map((section) => ({
+      tag: section.querySelector('.opblock-tag')?.getAttribute('data-tag') ?? '',
+      operations: [...section.querySelectorAll('.opblock')].map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+    })),
+  );
+  t.deepEqual(groups.map((group) => group.tag), document.tags.map((tag) => tag.name));
+  t.false(groups.some((group) => group.tag === 'default'));
+  const taggedAs = Object.fromEntries(Object.entries(document.paths).flatMap(([path, operations]) => Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.tags])));
+  for (const group of groups) {
+    t.true(group.operations.length > 0, group.tag);
+    for (const operation of group.operations) t.deepEqual(taggedAs[operation], [group.tag], operation);
+  }
+
   if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
   await page.close();
 
@@ -59,6 +80,20 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
   const origin = new URL(api.server.url).origin;
   t.deepEqual(requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')), []);
   t.true(requested.includes(`${origin}/openapi.json`));
+});
+
+test('every request body the document describes carries an example, for each of its media types', async (t) => {
+  const document = (await (await fetch(`${api.server.url}/openapi.json`)).json()) as OpenApi;
+  let bodies = 0;
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [type, content] of Object.entries(operation.requestBody?.content ?? {})) {
+        t.not(content.example, undefined, `${method.toUpperCase()} ${path} ${type}`);
+        bodies += 1;
+      }
+    }
+  }
+  t.true(bodies >= 9);
 });
 
 test('the page and its files are public and unmetered like /openapi.json; any other name under /docs needs the key', async (t) => {

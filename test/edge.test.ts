@@ -12,10 +12,12 @@ const api = useApi(test, { prepare: loadSampleCatalogue, server: { rateLimitMax:
 const HUNGER_GAMES = '9780439023481';
 
 /** A raw HTTP/1.1 exchange, for requests fetch refuses to send; resolves with the status and body. */
-function rawRequest(request: string | Buffer): Promise<{ status: number; contentType: string | undefined; body: string }> {
+function rawRequest(request: string | Buffer, { halfClose = true } = {}): Promise<{ status: number; contentType: string | undefined; allow: string | undefined; body: string }> {
   const { port } = new URL(api.server.url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(request));
+    // Half-closing right after the request suits refusals; a request that waits for a store must
+    // keep its side open (the server closes a connection whose client went away).
+    const socket = connect(Number(port), '127.0.0.1', () => (halfClose ? socket.end(request) : socket.write(request)));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);
@@ -24,7 +26,8 @@ function rawRequest(request: string | Buffer): Promise<{ status: number; content
       const [head = '', body = ''] = text.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
       const contentType = /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1];
-      resolve({ status, contentType, body });
+      const allow = /\r\nallow: ([^\r]+)/i.exec(head)?.[1];
+      resolve({ status, contentType, allow, body });
     });
   });
 }
@@ -74,6 +77,44 @@ test('no spelling of any data route answers without a key: case, trailing or dou
       errorShape(t, JSON.parse(answer.body), note);
     }
   }
+});
+
+test('a method no route serves is a 405 with Allow in the error shape, whatever the method: TRACE, QUERY, CONNECT, made-up ones; never a 5xx or a silent close', async (t) => {
+  const auth = `Authorization: Bearer ${api.key}\r\n`;
+  const cases: [request: string, allow: string][] = [
+    [`TRACE /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${auth}Connection: close\r\n\r\n`, 'HEAD, GET'],
+    [`QUERY /v1/books/search HTTP/1.1\r\nHost: test\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 'HEAD, GET'],
+    [`PATCH /mcp HTTP/1.1\r\nHost: test\r\n${auth}Connection: close\r\n\r\n`, 'POST'],
+    [`PURGE /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`, 'HEAD, GET'],
+    [`CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n${auth}\r\n`, 'HEAD, GET, POST'],
+    // CONNECT asks for a tunnel, which this service never opens: the methods it serves at all.
+    [`CONNECT /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${auth}\r\n`, 'HEAD, GET, POST'],
+  ];
+  for (const [request, allow] of cases) {
+    const note = request.slice(0, request.indexOf('\r\n'));
+    const answer = await rawRequest(request, { halfClose: false });
+    t.is(answer.status, 405, note);
+    t.is(answer.allow, allow, note);
+    t.regex(answer.contentType ?? '', /^application\/json/, note);
+    t.is((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'method_not_allowed', note);
+  }
+  // A made-up method Node's parser does not know is a 400 in the same shape.
+  const unknown = await rawRequest(`FROB /v1/changes HTTP/1.1\r\nHost: test\r\n${auth}Connection: close\r\n\r\n`, { halfClose: false });
+  t.true(unknown.status === 400 || unknown.status === 405, String(unknown.status));
+  errorShape(t, JSON.parse(unknown.body), 'FROB');
+});
+
+test('a request with more than one Authorization header is a 401 whatever their order', async (t) => {
+  const good = `Authorization: Bearer ${api.key}`;
+  const bad = 'Authorization: Bearer svc_live_nobody_nothing';
+  for (const headers of [[good, bad], [bad, good], [good, good]]) {
+    const answer = await rawRequest(`GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${headers.join('\r\n')}\r\nConnection: close\r\n\r\n`, { halfClose: false });
+    t.is(answer.status, 401, headers.join(' / '));
+    t.false(answer.body.includes('Hunger'));
+    t.regex((JSON.parse(answer.body) as { error: { message: string } }).error.message, /more than once/);
+  }
+  const once = await rawRequest(`GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${good}\r\nConnection: close\r\n\r\n`, { halfClose: false });
+  t.is(once.status, 200);
 });
 
 const callBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } } });

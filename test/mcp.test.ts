@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningServer } from '../src/server.js';
 import { merge } from '../src/services/merge.js';
+import { originAllowed } from '../src/http/routes/mcp.js';
 import { revokeApiKey } from '../src/stores/postgres/apiKeys.js';
 import { newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
@@ -202,6 +203,51 @@ test('a failing tool answers the HTTP API\'s error JSON for the same request, wi
   } finally {
     await client.close();
   }
+});
+
+test('every tool refuses an argument its schema does not name with invalid params, as its additionalProperties: false says', async (t) => {
+  const book = JSON.parse((await http(`/v1/isbn/${HUNGER_GAMES}`)).text) as { id: string; work_id: string; authors: { id: string }[] };
+  const valid: Record<string, Record<string, unknown>> = {
+    lookup_isbn: { isbn: HUNGER_GAMES },
+    lookup_isbns: { isbns: [HUNGER_GAMES] },
+    get_book: { id: book.id },
+    get_work: { id: book.work_id },
+    get_author: { id: book.authors[0]!.id },
+    search_books: { q: 'hunger' },
+    search_authors: { q: 'collins' },
+    match_book: { title: 'The Hunger Games' },
+    match_books: { records: [{ title: 'The Hunger Games' }] },
+    recommend_books: { id: book.id },
+    list_changes: { since: '0' },
+  };
+  const listed = ((await (await postMcp(server.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json()) as { result: { tools: { name: string; inputSchema: { additionalProperties?: unknown } }[] } }).result.tools;
+  t.deepEqual(listed.map((tool) => tool.name).sort(), Object.keys(valid).sort(), 'every tool is tried');
+  for (const tool of listed) {
+    t.is(tool.inputSchema.additionalProperties, false, tool.name);
+    const ok = await postMcp(server.url, toolCall(tool.name, valid[tool.name]!));
+    t.falsy(((await ok.json()) as { error?: unknown }).error, `${tool.name} with its own arguments`);
+    const error = await toolCallError(tool.name, { ...valid[tool.name], x: 1 });
+    t.is(error?.code, -32602, tool.name);
+    t.regex(error?.message ?? '', /"x"/, tool.name);
+  }
+});
+
+test('a request from a browser page of a foreign origin is refused 403 in the API\'s error shape; no Origin, a loopback one or a configured one is served', async (t) => {
+  const withOrigin = (origin: string) => fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: { ...key.auth, Origin: origin, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(initialize),
+  });
+  for (const origin of ['http://evil.example.com', 'https://127.0.0.1.evil.example', 'null']) {
+    const refused = await withOrigin(origin);
+    t.is(refused.status, 403, origin);
+    t.is(((await refused.json()) as { error: { code: string } }).error.code, 'forbidden', origin);
+  }
+  for (const origin of [new URL(server.url).origin, 'http://localhost:3000', 'http://[::1]:6274']) t.is((await withOrigin(origin)).status, 200, origin);
+  t.is((await postMcp(server.url, initialize)).status, 200, 'no Origin: no browser page');
+  t.true(originAllowed('https://app.example.com', ['https://app.example.com']));
+  t.false(originAllowed('https://app.example.com.evil.example', ['https://app.example.com']));
+  t.true(originAllowed('https://anything.example', ['*']));
 });
 
 test('arguments the tool\'s schema refuses are invalid params, in the words of the HTTP API\'s 400 for the same request', async (t) => {

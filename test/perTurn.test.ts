@@ -1,5 +1,5 @@
 import test from 'ava';
-import { perTurn, type Group } from '../src/stores/perTurn.js';
+import { perTurn, type Group } from '../src/perTurn.js';
 
 test('calls made in one turn reach the batch function together, grouped by key, answered in call order', async (t) => {
   const batches: Group<string>[][] = [];

@@ -218,3 +218,21 @@ test('a batch larger than the manifest\'s batchSize is a 413', async (t) => {
   t.is(response.status, 413);
   t.deepEqual(await response.json(), { error: { code: 'payload_too_large', message: '51 queries in one batch; at most 50 (the manifest\'s batchSize)' } });
 });
+
+test('a batch that names no query is a 400 saying so, in every form, and is one request of the budget like any batch that cannot be read', async (t) => {
+  const server = await startTestServer(search.world, { rateLimitMax: 10 });
+  t.teardown(() => server.stop());
+  const { auth: budgeted } = await newKey(search.world, 'empty');
+  const answers = [
+    await postForm(server, {}, budgeted),
+    await fetch(`${server.url}/reconcile`, { method: 'POST', headers: { ...budgeted, 'Content-Type': 'application/json' }, body: '{}' }),
+    await fetch(`${server.url}/reconcile?queries=${encodeURIComponent('{}')}`, { headers: budgeted }),
+  ];
+  for (const [index, response] of answers.entries()) {
+    t.is(response.status, 400, String(index));
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    t.is(error.code, 'bad_request');
+    t.regex(error.message, /names no query/);
+    t.is(response.headers.get('ratelimit-remaining'), String(9 - index));
+  }
+});

@@ -10,7 +10,8 @@ import { authenticate } from '../../src/http/middleware/authenticate.js';
 import { rateLimit } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
-import { sendJsonText, type RequestState } from '../../src/http/state.js';
+import { sendJsonText } from '../../src/http/messages.js';
+import type { RequestState } from '../../src/http/state.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
 

@@ -1,10 +1,10 @@
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiOverride, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { batchRefused, keyedErrors } from './responseDocs.js';
+import type { ToolSet } from '../mcp/tools.js';
 import { openApiPath, TAGS, type Route, type Tag } from './route.js';
-import { mcpTools, routes } from './routeTable.js';
 
 /**
- * The OpenAPI 3.1 description served at /openapi.json, derived from the route table: each route's
+ * The OpenAPI 3.1 description served at /openapi.json, derived from the route table (routeTable.ts): each route's
  * own documentation (its zod schemas, via zod-openapi, and its prose) and what its entry says of
  * its access, cost and tag. test/openapi.test.ts validates it and holds real answers and requests
  * to what it says.
@@ -26,9 +26,9 @@ function security(route: Route): oas31.SecurityRequirementObject[] | undefined {
   return typeof route.access === 'function' ? [{}, { bearer: [] }] : undefined;
 }
 
-function operation(route: Route): ZodOpenApiOperationObject {
+function operation(route: Route, tools: ToolSet): ZodOpenApiOperationObject {
   const { doc } = route;
-  const description = route.cost === 'mcp' ? `${doc.description} Tools: ${[...mcpTools.byName.keys()].join(', ')}.` : doc.description;
+  const description = route.cost === 'mcp' ? `${doc.description} Tools: ${[...tools.byName.keys()].join(', ')}.` : doc.description;
   const mirroredBy = route.tool ? ` Over MCP: the tool \`${route.tool.name}\`.` : '';
   return {
     ...doc,
@@ -44,9 +44,9 @@ function operation(route: Route): ZodOpenApiOperationObject {
   };
 }
 
-function paths(): ZodOpenApiPathsObject {
+function paths(routes: readonly Route[], tools: ToolSet): ZodOpenApiPathsObject {
   const byPath: ZodOpenApiPathsObject = {};
-  for (const route of routes) byPath[openApiPath(route.path)] = { ...byPath[openApiPath(route.path)], [route.method.toLowerCase()]: operation(route) };
+  for (const route of routes) byPath[openApiPath(route.path)] = { ...byPath[openApiPath(route.path)], [route.method.toLowerCase()]: operation(route, tools) };
   return byPath;
 }
 
@@ -56,11 +56,9 @@ const withoutSafeIntegerBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
   if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
 };
 
-let built: oas31.OpenAPIObject | undefined;
-
-/** The document (built on first use: the route table it is made of imports the route serving it). */
-export function openApiDocument(): oas31.OpenAPIObject {
-  built ??= createDocument(
+/** The document of the routes of the table, and of the MCP tools their MCP route offers. */
+export function openApiDocument(routes: readonly Route[], tools: ToolSet): oas31.OpenAPIObject {
+  return createDocument(
     {
       openapi: '3.1.0',
       info: {
@@ -79,7 +77,7 @@ export function openApiDocument(): oas31.OpenAPIObject {
       servers: [{ url: '/' }],
       security: [{ bearer: [] }],
       tags: TAGS.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
-      paths: paths(),
+      paths: paths(routes, tools),
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An API key `svc_live_<kid>_<secret>`, issued by hand. Send it once, after `Bearer `.' },
@@ -88,5 +86,4 @@ export function openApiDocument(): oas31.OpenAPIObject {
     },
     { override: withoutSafeIntegerBounds },
   );
-  return built;
 }

@@ -1,4 +1,5 @@
 import { toolSet, type ToolSet } from '../mcp/tools.js';
+import { openApiDocument } from './openapi.js';
 import type { Access, RequestShape, Route } from './route.js';
 import { batchRoutes } from './routes/batch.js';
 import { changeRoutes } from './routes/changes.js';
@@ -9,11 +10,13 @@ import { publicRoutes } from './routes/public.js';
 import { isReconcilePreflight, reconcileRoutes } from './routes/reconcile.js';
 import { searchRoutes } from './routes/search.js';
 
-/** Every route the service answers, each declared once; the order is the document's. */
-export const routes: readonly Route[] = [...lookupRoutes, ...searchRoutes, ...batchRoutes, ...changeRoutes, ...reconcileRoutes, ...mcpRoutes, ...publicRoutes, ...docsRoutes];
+const capabilities: readonly Route[] = [...lookupRoutes, ...searchRoutes, ...batchRoutes, ...changeRoutes, ...reconcileRoutes];
 
-/** The MCP tools: those of the routes they mirror. */
-export const mcpTools: ToolSet = toolSet(routes.flatMap((route) => (route.tool ? [route.tool] : [])));
+/** The MCP tools: those of the routes they mirror, in the table's order. */
+export const mcpTools: ToolSet = toolSet(capabilities.flatMap((route) => (route.tool ? [route.tool] : [])));
+
+/** Every route the service answers, each declared once; the order is the document's. */
+export const routes: readonly Route[] = [...capabilities, ...mcpRoutes(mcpTools), ...publicRoutes(() => openApiDocument(routes, mcpTools)), ...docsRoutes];
 
 interface Compiled {
   route: Route;
@@ -73,6 +76,9 @@ const routesOf = (path: string): Route[] => compiled.filter(({ pattern }) => pat
 export function allowedMethods(path: string): string[] {
   return [...new Set(routesOf(path).flatMap((route) => (route.method === 'GET' ? ['HEAD', 'GET'] : [route.method])))];
 }
+
+/** The methods the service serves on some path. */
+export const SERVED_METHODS: readonly string[] = [...new Set(routes.flatMap((route) => (route.method === 'GET' ? ['HEAD', 'GET'] : [route.method])))];
 
 /** The template of the most specific route of `path` under any method: what a refused request (405) is counted under. */
 export const templateOf = (path: string): string | undefined => routesOf(path)[0]?.path;

@@ -125,6 +125,10 @@ function defineBatchTool<Item>(definition: {
 const describeIssue = (issue: z.core.$ZodIssue): string =>
   issue.path.length > 0 && !issue.message.startsWith(String(issue.path[0])) ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
 
+/** A tool's arguments: those its schema names and no other (an unknown one is invalid params, as `additionalProperties: false` says). */
+const toolArguments = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.strictObject(shape, { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown argument "${issue.keys[0]}": the arguments are ${Object.keys(shape).join(', ')}` : 'arguments must be a JSON object') });
+
 /** A required string argument whose absence reads like the HTTP API's message for it. */
 const requiredText = (name: string, missing = `${name} is required`) =>
   z.string({ error: (issue) => (issue.input === undefined ? missing : `${name} must be a string`) });
@@ -159,7 +163,7 @@ export const lookupIsbn = defineTool({
     'Look up the one book (edition) that carries an ISBN. Use this whenever you have an ISBN: it is exact and cached. ' +
     'Accepts ISBN-10 or ISBN-13 with or without hyphens or spaces; the check digit is validated (an invalid ISBN is a bad_request). ' +
     `${BOOK_FIELDS} not_found means the ISBN is valid but no book in the catalogue has it; try match_book with the title instead. ${MERGES}`,
-  input: z.object({
+  input: toolArguments({
     isbn: requiredText('isbn').describe('An ISBN-10 or ISBN-13 as a string, e.g. "978-0-439-02348-1" or "0439023483".'),
   }),
   run: (context, { isbn }) => pointTool(context, `ISBN ${isbn}`, 'isbn', isbn),
@@ -189,7 +193,7 @@ export const getBook = defineTool({
   description:
     'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work\'s editions or the change feed. ' +
     `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
-  input: z.object({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
+  input: toolArguments({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
   run: (context, { id }) => pointTool(context, id, 'books', id),
 });
 
@@ -200,7 +204,7 @@ export const getWork = defineTool({
     'Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book\'s work_id: title, original_year, authors, ' +
     'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
     `${ID_FORMATS} ${MERGES}`,
-  input: z.object({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
+  input: toolArguments({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
   run: (context, { id }) => pointTool(context, id, 'works', id),
 });
 
@@ -211,7 +215,7 @@ export const getAuthor = defineTool({
     'Fetch one author by their au_ id (from a book\'s or work\'s authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). ' +
     'To find an author by name, use search_authors instead. ' +
     `${ID_FORMATS} ${MERGES}`,
-  input: z.object({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
+  input: toolArguments({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
   run: (context, { id }) => pointTool(context, id, 'authors', id),
 });
 
@@ -229,7 +233,7 @@ export const searchBooksTool = defineTool({
     'To resolve ONE reference (a citation, a title with author/year) to the single book it means, prefer match_book, which says how sure it is; with an ISBN alone use lookup_isbn. ' +
     'Answers {total, limit, offset, results: [{score, book}]}, best first; score only ranks results within one answer. By default one result per work (its best edition). ' +
     'Page with offset: the next page is offset + limit, while offset < total.',
-  input: z.object({
+  input: toolArguments({
     q: requiredText('q').describe('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.'),
     ...paging,
     author_id: z.string().optional().describe('Only books crediting this author (an au_ id, e.g. from search_authors).'),
@@ -248,7 +252,7 @@ export const searchAuthorsTool = defineTool({
     'Find authors by name, tolerant of initials ("JK Rowling"), surname-first order ("Rowling, J.K."), diacritics and typos; other spellings of a name match too. ' +
     'Answers {total, limit, offset, results: [{score, author: {id, name, alternate_names, work_count}}]}, best first. ' +
     'Then use get_author for their works, or search_books with author_id for their books.',
-  input: z.object({ q: requiredText('q').describe('A name, or part of one.'), ...paging }),
+  input: toolArguments({ q: requiredText('q').describe('A name, or part of one.'), ...paging }),
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchAuthors(services, params)) }),
 });
 
@@ -292,7 +296,7 @@ export const recommendBooks = defineTool({
     'Signals: what readers who liked it also liked, the same series, the same author, similar titles; popular books fill the list. ' +
     'Needs the book\'s bk_ id (from lookup_isbn, match_book or search_books). Answers {book_id, results: [{score, book}]}. ' +
     MERGES,
-  input: z.object({
+  input: toolArguments({
     id: requiredText('id').describe('The bk_ id of the book read.'),
     limit: integerArgument(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
   }),
@@ -314,7 +318,7 @@ export const listChanges = defineTool({
     'A cursor is an opaque position in the feed: pass since = "0" the first time, then the `next` cursor of the previous page; ' +
     'following `next` sees every change exactly once. has_more true means call again at once; false means you are at the head (come back later with the same `next`). ' +
     'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
-  input: z.object({
+  input: toolArguments({
     since: requiredText('since', 'since cursor is required').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
     limit: integerArgument(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
   }),

@@ -7,7 +7,7 @@ import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
 import { ApiError, badRequest, parseInput } from '../errors.js';
 import { matchCandidates, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
-import { perTurn } from '../stores/perTurn.js';
+import { perTurn } from '../perTurn.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
 import type { SearchServices } from './search.js';
 

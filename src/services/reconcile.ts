@@ -97,6 +97,8 @@ export function parseQueryBatch(batch: unknown): [string, ReconciliationQuery][]
     throw badRequest(`${where}${issue.code === 'invalid_type' && issue.path.length === 0 ? 'must be a JSON object of queries {"q0": {"query": "..."}}' : issue.message}`);
   }
   const queries = Object.entries(parsed.data);
+  // An empty batch asks nothing: it is a client's mistake (a form field lost on the way), not a question.
+  if (queries.length === 0) throw badRequest('queries: the batch names no query; send at least one, e.g. {"q0": {"query": "The Hunger Games"}}');
   if (queries.length > MATCH_BATCH_MAX) throw new ApiError(413, 'payload_too_large', `${queries.length} queries in one batch; at most ${MATCH_BATCH_MAX} (the manifest's batchSize)`);
   return queries;
 }

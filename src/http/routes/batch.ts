@@ -6,7 +6,7 @@ import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js
 import { readJsonBody } from '../middleware/jsonBody.js';
 import { BATCH_BUDGET, bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { Route } from '../route.js';
-import { sendJson, sendJsonText } from '../state.js';
+import { sendJson, sendJsonText } from '../messages.js';
 
 /** Batch routes: many items in one request, each answered as its single route answers it, in input order. */
 

@@ -2,7 +2,7 @@ import { changePage, changesQuery, changesSince } from '../../services/changeFee
 import { listChanges } from '../../mcp/tools.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
 import type { Route } from '../route.js';
-import { queryParam, sendJson } from '../state.js';
+import { queryParam, sendJson } from '../messages.js';
 
 export const changeRoutes: readonly Route[] = [
   {

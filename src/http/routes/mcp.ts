@@ -7,8 +7,8 @@ import { readJsonBody } from '../middleware/jsonBody.js';
 import { spendItems, spendRequest } from '../middleware/rateLimit.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { Route } from '../route.js';
-import { mcpTools } from '../routeTable.js';
-import { sendJson, sendJsonText, type AppContext } from '../state.js';
+import { sendJson, sendJsonText } from '../messages.js';
+import type { AppContext } from '../state.js';
 
 const MCP_PATH = '/mcp';
 
@@ -18,84 +18,109 @@ async function readMcpBody(ctx: AppContext): Promise<unknown> {
   return readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES);
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a browser page of `origin` may call the endpoint. Streamable HTTP requires refusing
+ * foreign origins against DNS rebinding (a page of evil.example whose name resolves to this
+ * host): a loopback origin cannot be such a page; any other must be configured
+ * (MCP_ALLOWED_ORIGINS, `*` for any). A request without Origin comes from no browser page.
+ */
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined || allowed.includes('*') || allowed.includes(origin)) return true;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** The usage route of a call: the tool for tools/call (known tools only, so clients cannot invent routes), else `/mcp`. */
 function meteredRoute(message: unknown, tools: ToolSet): string {
   const call = toolCallIn(message, tools);
   return call?.tool ? `/mcp tools/call ${call.name}` : MCP_PATH;
 }
 
-export const mcpRoutes: readonly Route[] = [
-  {
-    name: 'mcp',
-    method: 'POST',
-    path: MCP_PATH,
-    access: 'key',
-    cost: 'mcp',
-    cache: 'none',
-    tag: 'MCP',
-    doc: {
-      summary: 'MCP endpoint (streamable HTTP)',
-      description:
-        'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
-        '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. ' +
-        'Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route\'s), ' +
-        'and a failing one the API\'s error JSON with `isError` set;  A merged id is followed to the survivor, with a second text item saying so. ' +
-        'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool; a batch tool draws one unit per item, as its route); a 401 comes before any MCP message is read. GET and DELETE answer 405.',
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 message (e.g. `initialize`, `tools/list`, `tools/call`) or a batch of them.' },
-            example: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: '978-0-439-02348-1' } } },
+/** POST /mcp, offering `tools` (those of the routes they mirror). */
+export function mcpRoutes(tools: ToolSet): Route[] {
+  return [
+    {
+      name: 'mcp',
+      method: 'POST',
+      path: MCP_PATH,
+      access: 'key',
+      cost: 'mcp',
+      cache: 'none',
+      tag: 'MCP',
+      doc: {
+        summary: 'MCP endpoint (streamable HTTP)',
+        description:
+          'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
+          '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. ' +
+          'Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route\'s), ' +
+          'and a failing one the API\'s error JSON with `isError` set; arguments the tool\'s schema does not name are invalid params (-32602). A merged id is followed to the survivor, with a second text item saying so. ' +
+          'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool; a batch tool draws one unit per item, as its route); a 401 comes before any MCP message is read. ' +
+          'A request from a browser page of a foreign origin is refused (403) against DNS rebinding: loopback origins and those of `MCP_ALLOWED_ORIGINS` are allowed, and a request without `Origin` is no page\'s. GET and DELETE answer 405.',
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 message (e.g. `initialize`, `tools/list`, `tools/call`) or a batch of them.' },
+              example: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: '978-0-439-02348-1' } } },
+            },
           },
         },
+        responses: {
+          '200': { description: 'The JSON-RPC response (an array for a batch).', headers: rateHeaders, content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
+          '202': { description: 'Only notifications were sent; no body.' },
+          '400': errorResponse('Malformed JSON, a body that is not JSON-RPC 2.0, or an unsupported `MCP-Protocol-Version`.'),
+          '403': errorResponse('`Origin` names a browser page of a foreign origin (`code` `forbidden`).'),
+          '406': errorResponse('`Accept` does not allow `application/json` (`code` `not_acceptable`).'),
+          '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
+          '415': unsupportedBody,
+        },
       },
-      responses: {
-        '200': { description: 'The JSON-RPC response (an array for a batch).', headers: rateHeaders, content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
-        '202': { description: 'Only notifications were sent; no body.' },
-        '400': errorResponse('Malformed JSON, a body that is not JSON-RPC 2.0, or an unsupported `MCP-Protocol-Version`.'),
-        '406': errorResponse('`Accept` does not allow `application/json` (`code` `not_acceptable`).'),
-        '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
-        '415': unsupportedBody,
+      /**
+       * The guard has authenticated the request before it gets here, exactly as for /v1, so a bad key
+       * never reaches a message. It draws on the key's budget as one request, or, when it calls batch
+       * tools, as their HTTP batch routes do: one unit per item, all or none; a body that cannot be
+       * read costs one unit, a foreign origin nothing. A stateless server has no GET stream nor
+       * session to DELETE: those answer 405.
+       */
+      async handle(ctx, services) {
+        const { rateLimiter, log } = services;
+        const origin = ctx.get('Origin') || undefined;
+        if (!originAllowed(origin, services.config.mcpAllowedOrigins)) throw new ApiError(403, 'forbidden', `requests from pages of ${origin} are not allowed: MCP_ALLOWED_ORIGINS lists the origins that are`);
+        let body: unknown;
+        try {
+          body = await readMcpBody(ctx);
+        } catch (error) {
+          await spendRequest(ctx, rateLimiter, log);
+          // A body that is not JSON is the protocol's parse error; refused media types stay HTTP's.
+          if (!(error instanceof ApiError) || error.status !== 400) throw error;
+          sendJson(ctx, jsonRpcError(null, ErrorCode.ParseError, `parse error: ${error.message}`), 400);
+          return;
+        }
+        ctx.state.meteredRoute = meteredRoute(body, tools);
+        const items = batchItemsIn(body, tools);
+        await (items === null ? spendRequest(ctx, rateLimiter, log) : spendItems(ctx, rateLimiter, log, items));
+        let answer;
+        try {
+          answer = await answerMcpPost({ services, requestId: ctx.state.requestId, tools }, body, ctx.get('MCP-Protocol-Version') || undefined);
+        } catch (error) {
+          if (!(error instanceof UnreadableMessage)) throw error;
+          sendJson(ctx, error.response, error.status);
+          return;
+        }
+        if (answer.body !== '') {
+          sendJsonText(ctx, answer.body, answer.status);
+        } else {
+          ctx.status = answer.status; // 202: notifications only, nothing to answer
+          ctx.body = '';
+          ctx.remove('Content-Type');
+        }
       },
     },
-    /**
-     * The guard has authenticated the request before it gets here, exactly as for /v1, so a bad key
-     * never reaches a message. It draws on the key's budget as one request, or, when it calls batch
-     * tools, as their HTTP batch routes do: one unit per item, all or none; a body that cannot be
-     * read costs one unit, A stateless server has no GET stream nor
-     * session to DELETE: those answer 405.
-     */
-    async handle(ctx, services) {
-      const { rateLimiter, log } = services;
-      let body: unknown;
-      try {
-        body = await readMcpBody(ctx);
-      } catch (error) {
-        await spendRequest(ctx, rateLimiter, log);
-        // A body that is not JSON is the protocol's parse error; refused media types stay HTTP's.
-        if (!(error instanceof ApiError) || error.status !== 400) throw error;
-        sendJson(ctx, jsonRpcError(null, ErrorCode.ParseError, `parse error: ${error.message}`), 400);
-        return;
-      }
-      ctx.state.meteredRoute = meteredRoute(body, mcpTools);
-      const items = batchItemsIn(body, mcpTools);
-      await (items === null ? spendRequest(ctx, rateLimiter, log) : spendItems(ctx, rateLimiter, log, items));
-      let answer;
-      try {
-        answer = await answerMcpPost({ services, requestId: ctx.state.requestId, tools: mcpTools }, body, ctx.get('MCP-Protocol-Version') || undefined);
-      } catch (error) {
-        if (!(error instanceof UnreadableMessage)) throw error;
-        sendJson(ctx, error.response, error.status);
-        return;
-      }
-      if (answer.body !== '') {
-        sendJsonText(ctx, answer.body, answer.status);
-      } else {
-        ctx.status = answer.status; // 202: notifications only, nothing to answer
-        ctx.body = '';
-        ctx.remove('Content-Type');
-      }
-    },
-  },
-];
+  ];
+}

@@ -7,7 +7,8 @@ import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, s
 import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { Route } from '../route.js';
-import { queryParam, sendJson, type AppContext } from '../state.js';
+import { queryParam, sendJson } from '../messages.js';
+import type { AppContext } from '../state.js';
 import { idParameter, merged, respond } from './lookups.js';
 
 /** Book and author search, match and recommendations. */

@@ -1,5 +1,5 @@
 import type { AuthorRecord, BookRecord, Lookup, WorkRecord } from '../../domain/records.js';
-import { perTurn, type Group } from '../perTurn.js';
+import { perTurn, type Group } from '../../perTurn.js';
 import { findAuthors, findBooks, findBooksByIsbn13, findWorks, type Lookups } from './catalogue.js';
 import type { Queryable } from './pool.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isUnavailable } from '../../errors.js';
 import { UNGUARDED, type Guard } from '../guard.js';
-import { perTurn, type Group } from '../perTurn.js';
+import { perTurn, type Group } from '../../perTurn.js';
 import { luaScript, runScript, type Redis } from './client.js';
 
 export interface RateDecision {

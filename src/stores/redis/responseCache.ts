@@ -1,6 +1,6 @@
 import { luaScript, runScript, type Redis } from './client.js';
 import { UNGUARDED, type Guard } from '../guard.js';
-import { perTurn, type Group } from '../perTurn.js';
+import { perTurn, type Group } from '../../perTurn.js';
 
 /**
  * Cached response bodies. A point-lookup answer is remembered under the ids of the entities it
