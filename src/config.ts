@@ -8,6 +8,21 @@ export interface IndexShape {
   replicas: number;
 }
 
+/**
+ * What a client connection may hold before the server gives up on it: a slow or silent client
+ * (slow loris) must not keep a connection, and a few thousand of them the server's sockets.
+ */
+export interface ConnectionLimits {
+  /** The request line and headers must have arrived within this (HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must have arrived within this (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** A body may pause this long between bytes (BODY_IDLE_TIMEOUT_MS). */
+  bodyIdleTimeoutMs: number;
+  /** Open connections from one client address at most; 0: no cap (MAX_CONNECTIONS_PER_CLIENT). */
+  maxConnectionsPerClient: number;
+}
+
 /** Every setting comes from the environment; the defaults suit a developer machine. */
 export interface Config {
   port: number;
@@ -30,6 +45,8 @@ export interface Config {
   shortCacheTtlS: number;
   /** How long a request waits for PostgreSQL or Elasticsearch before answering 503, and twice its wait for Redis (STORE_WAIT_MS). */
   storeWaitMs: number;
+  /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
+  connectionLimits: ConnectionLimits;
   meteringEnabled: boolean;
   /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */
   meteringBufferMax: number;
@@ -64,9 +81,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
+    connectionLimits: connectionLimits(env),
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',
     mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
   };
+}
+
+function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
+  const limits = {
+    headersTimeoutMs: Math.max(1, integer(env, 'HEADERS_TIMEOUT_MS', 10_000)),
+    requestTimeoutMs: Math.max(1, integer(env, 'REQUEST_TIMEOUT_MS', 30_000)),
+    bodyIdleTimeoutMs: Math.max(1, integer(env, 'BODY_IDLE_TIMEOUT_MS', 5_000)),
+    maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 256),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request');
+  return limits;
 }

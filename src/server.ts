@@ -1,7 +1,8 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from './config.js';
+import { deadlineOptions, limitConnections } from './connectionLimits.js';
 import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
@@ -27,13 +28,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   const app = createApp(services);
   const callback = app.callback();
+  const server = createServer({ requireHostHeader: false, ...deadlineOptions(config.connectionLimits) });
+  const gate = limitConnections(server, config.connectionLimits);
   // Each request draws its waits for PostgreSQL and Elasticsearch from one budget (see WaitBudget).
-  const handle: typeof callback = (request, response) => withWaitBudget(() => callback(request, response));
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    if (gate.admit(request, response)) void withWaitBudget(() => callback(request, response));
+  };
+  server.on('request', handle);
   // Node's own answers to a missing Host and an unknown Expect have no body: the app gives them one (protocolRules).
-  const server = createServer({ requireHostHeader: false }, handle);
   server.on('checkExpectation', handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
-  server.on('clientError', answerUnparsable);
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, gate.answering(socket as Socket)));
   server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -52,11 +57,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
 /**
  * Node's HTTP parser refuses some requests before Koa sees them (headers over 16 KB, raw bytes that
- * are not HTTP, an unknown method) and would answer a bare status: answer them in the contract's
- * error shape too, then close the connection, whose stream can no longer be trusted.
+ * are not HTTP, an unknown method, a request not received within its deadlines) and would answer a
+ * bare status: answer them in the contract's error shape too, then close the connection, whose
+ * stream can no longer be trusted.
  */
-function answerUnparsable(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable || error.code === 'ECONNRESET') {
+function answerUnparsable(error: Error & { code?: string }, socket: Duplex, answering: boolean): void {
+  // An answer under way (the app's, to a request whose body never finished) cannot be interrupted by another.
+  if (!socket.writable || error.code === 'ECONNRESET' || answering) {
     socket.destroy();
     return;
   }
