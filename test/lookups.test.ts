@@ -1,5 +1,6 @@
 import test from 'ava';
 import { matchRoute } from '../src/http/routeTable.js';
+import { connectRedis } from '../src/stores/redis/client.js';
 import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
@@ -20,6 +21,27 @@ test('an invalid ISBN is a 400 bad_request', async (t) => {
   const response = await get('/v1/isbn/9780439023482');
   t.is(response.status, 400);
   t.deepEqual(await response.json(), { error: { code: 'bad_request', message: 'invalid ISBN: "9780439023482" is not a valid ISBN-10 or ISBN-13' } });
+});
+
+test('an ISBN or id that cannot be one is refused before the cache is asked: Redis sees no command naming it', async (t) => {
+  const monitor = await connectRedis(api.world.config.redisUrl);
+  const seen: string[] = [];
+  // The Redis server is shared: only the lines of this world's keys are kept.
+  const prefix = api.world.config.redisPrefix;
+  await monitor.monitor((line) => {
+    if (String(line).includes(prefix)) seen.push(String(line));
+  });
+  try {
+    for (const path of ['/v1/isbn/9780439023482', '/v1/books/bk_zz', '/v1/works/bk_5n1x7q0c2r9a', '/v1/authors/nobody-at-all']) t.is((await get(path)).status, 400, path);
+    // A valid one in the same run shows the monitor sees the cache reads.
+    t.is((await get('/v1/isbn/0439023483')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    t.true(seen.some((line) => line.includes('0439023483')), 'the monitor sees cache reads');
+    t.deepEqual(seen.filter((line) => /9780439023482|bk_zz|nobody-at-all|works\/bk_/.test(line)), []);
+  } finally {
+    // A client in monitor mode takes no QUIT: it is closed as it is.
+    monitor.destroy();
+  }
 });
 
 test('a valid ISBN with no book is a 404 naming the ISBN', async (t) => {

@@ -1,5 +1,5 @@
 // A floor for the cached lookup: the app's own middlewares that a cached lookup runs (request id,
-// request log line and usage record, key check, rate limit and cache read in Redis, the cache
+// request log line and usage record, key check, rate limit beside the cache read in Redis, the cache
 // answer), composed alone, with no route matching, error rendering or guard around them. It answers
 // cache hits only, for the benchmark.
 import { createServer } from 'node:http';
@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { loadConfig } from '../../src/config.js';
 import { authenticate } from '../../src/http/middleware/authenticate.js';
-import { rateLimit } from '../../src/http/middleware/rateLimit.js';
+import { spendRequest } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
 import { sendJsonText } from '../../src/http/messages.js';
@@ -23,9 +23,8 @@ const app = new Koa<RequestState>();
 app.use(requestId());
 app.use(recordRequests(log, services.meter));
 app.use(authenticate(services.authenticator));
-app.use(rateLimit(services.rateLimiter, log));
 app.use(async (ctx) => {
-  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')));
+  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')), spendRequest(ctx, services.rateLimiter, log));
   if (!('text' in answer) || !answer.cached) throw new Error('not a cached answer');
   ctx.set('X-Cache', 'HIT');
   sendJsonText(ctx, answer.text);

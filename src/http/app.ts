@@ -19,8 +19,11 @@ const routeRequests = (): Middleware => async (ctx, next) => {
   await next();
 };
 
-/** Routes that spend the key's budget themselves, once their body says how much (see Cost). */
-const spendsItself = (ctx: AppContext): boolean => ctx.state.route?.cost === 'items' || ctx.state.route?.cost === 'mcp';
+/**
+ * Routes that spend the key's budget themselves: batches and MCP once their body says how much
+ * (see Cost), a point lookup beside its cache read (routes/lookups.ts).
+ */
+const spendsItself = ({ state: { route } }: AppContext): boolean => route !== undefined && (route.cost === 'items' || route.cost === 'mcp' || route.cache === 'point');
 
 /**
  * The one rule of access: a public route needs no key and is neither metered nor rate limited;

@@ -37,7 +37,7 @@ export interface Route {
   /** Public or keyed; a function for a route whose access depends on its query (the reconciliation manifest). */
   access: Access | ((request: RequestShape) => Access);
   cost: Cost;
-  /** 'point': an answer of the 24-hour point-lookup cache, keyed by URL path (`X-Cache`). */
+  /** 'point': an answer of the 24-hour point-lookup cache, keyed by URL path (`X-Cache`); its unit is spent beside the cache read. */
   cache: 'point' | 'none';
   tag: Tag;
   /** The query parameters the route reads: its handler gets them as text, its documentation their schema. */

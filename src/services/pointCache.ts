@@ -20,7 +20,7 @@ export class PointCache {
   ) {}
 
   /** The cached body, or the moment of the miss to hand to `store`; null when Redis could not answer. */
-  lookup(key: string, requestId: string): Promise<CacheLookup | null> {
+  private lookup(key: string, requestId: string): Promise<CacheLookup | null> {
     return this.cache.lookup(key).catch((error: unknown) => {
       // An outage is the guard's to log, once per interval; anything else is worth a line.
       if (!isUnavailable(error)) this.log.warn({ err: error, requestId }, 'cache read failed');
@@ -31,9 +31,11 @@ export class PointCache {
   /**
    * What GET `key` answers: the cached bytes, or `read`'s answer, a found record being stored under
    * the entities it shows. `read`'s errors (400, 404) are thrown and, like merges, never cached.
+   * `admission` (the request's rate-limit decision) settles before anything is answered or read
+   * from the stores; the cache read travels to Redis beside it.
    */
-  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>): Promise<PointAnswer> {
-    const found = await this.lookup(key, requestId);
+  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>, admission: Promise<void> = Promise.resolve()): Promise<PointAnswer> {
+    const [found] = await Promise.all([this.lookup(key, requestId), admission]);
     if (found && 'hit' in found) return { text: found.hit, cached: true };
     const resolved = await read();
     if (isMerged(resolved)) return resolved;

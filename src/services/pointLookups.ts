@@ -35,11 +35,17 @@ type PointServices = Pick<Services, 'reads' | 'pointCache'>;
 
 /**
  * What GET `path` (the URL of `key` in `family`) answers. Errors of the key (400, 404) are thrown;
- * a key that cannot be one of its family is refused before the cache is read.
+ * a key that cannot be one of its family is refused before the cache is read. `admission` (the
+ * request's rate-limit decision, under way) settles first, whatever the answer.
  */
-export function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key)): Promise<PointAnswer> {
-  CHECKS[family](key);
-  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key));
+export async function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key), admission: Promise<void> = Promise.resolve()): Promise<PointAnswer> {
+  try {
+    CHECKS[family](key);
+  } catch (error) {
+    await admission;
+    throw error;
+  }
+  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key), admission);
 }
 
 /** A found record's JSON text, and the survivor's id when the key was merged (followed as a client follows the 301). */

@@ -4,6 +4,7 @@ import { isMerged, mergedBody, type Merged, type Resolved } from '../../services
 import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
 import { getAuthor, getBook, getWork, lookupIsbn, type Tool } from '../../mcp/tools.js';
+import { spendRequest } from '../middleware/rateLimit.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
 import type { Route } from '../route.js';
 import { sendJson, sendJsonText } from '../messages.js';
@@ -50,8 +51,10 @@ const malformedId = (what: string) => errorResponse(`Not a ${what} id: the wrong
 /**
  * A point lookup: through the 24-hour cache keyed by the URL's path (these routes define no query
  * parameters and ignore any, so a client cannot multiply entries by adding some), consulted after
- * authentication, rate limiting and the key's own check. `X-Cache` says HIT for an answer from
- * Redis, MISS for anything else (errors and redirects are never cached).
+ * authentication and the key's own check. It spends its unit of the budget itself, the rate
+ * limit's round trip to Redis beside the cache read's instead of before it; nothing is answered or
+ * read from the stores before the rate limit has admitted the request. `X-Cache` says HIT for an
+ * answer from Redis, MISS for anything else (errors and redirects are never cached).
  */
 function pointRoute(
   name: string,
@@ -83,7 +86,8 @@ function pointRoute(
     },
     async handle(ctx, services, params) {
       ctx.set('X-Cache', 'MISS');
-      const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, ctx.path);
+      const admission = spendRequest(ctx, services.rateLimiter, services.log);
+      const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, ctx.path, admission);
       if (isMerged(answer)) return redirect(ctx, answer);
       if (answer.cached) ctx.set('X-Cache', 'HIT');
       sendJsonText(ctx, answer.text);
