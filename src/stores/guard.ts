@@ -101,16 +101,16 @@ export class StoreGuard {
    * by its request's budget says only that the request had spent its wait on other calls.
    */
   async run<T>(work: (waitMs: number) => Promise<T>, items = 1): Promise<T> {
-    if (this.downSince !== null) {
-      if (Date.now() < this.retryAt) throw this.refuse();
-      // This call tries the store; the others keep being refused until it has an answer.
-      this.retryAt = Date.now() + RETRY_AFTER_MS;
-    }
     const ownWaitMs = waitForItems(this.timeoutMs, items);
     const budget = this.budgeted ? requestBudget.getStore() : undefined;
     const waitMs = budget ? Math.min(ownWaitMs, budget.left(ownWaitMs)) : ownWaitMs;
     const cutShort = waitMs < ownWaitMs;
     if (waitMs <= 0) throw this.refuse();
+    if (this.downSince !== null) {
+      if (Date.now() < this.retryAt) throw this.refuse();
+      // This call tries the store; the others keep being refused until it has an answer.
+      this.retryAt = Date.now() + RETRY_AFTER_MS;
+    }
     let result: T;
     try {
       result = await within(work(waitMs), waitMs, () => new StoreTimeout(this.store, waitMs));
