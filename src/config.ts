@@ -94,7 +94,7 @@ function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
     headersTimeoutMs: Math.max(1, integer(env, 'HEADERS_TIMEOUT_MS', 10_000)),
     requestTimeoutMs: Math.max(1, integer(env, 'REQUEST_TIMEOUT_MS', 30_000)),
     bodyIdleTimeoutMs: Math.max(1, integer(env, 'BODY_IDLE_TIMEOUT_MS', 5_000)),
-    maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 256),
+    maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 1024),
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request');
   return limits;

@@ -5,7 +5,7 @@ export const errorObject = z.object({
   code: z.string().meta({
     description:
       'Machine-readable: bad_request, unauthorized, not_found, method_not_allowed, not_acceptable, request_timeout, payload_too_large, unsupported_media_type, ' +
-      'expectation_failed, headers_too_large, rate_limited, internal, unavailable.',
+      'expectation_failed, headers_too_large, rate_limited, too_many_connections, internal, unavailable.',
   }),
   message: z.string().meta({ description: 'Human-readable; safe to log; do not parse.' }),
 });

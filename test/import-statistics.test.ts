@@ -52,12 +52,21 @@ test.serial('goodbooks and Book-Crossing imports leave every table they grew wit
 
 test.serial('author search answers within the default wait right after the import, without anyone running ANALYZE', async (t) => {
   await reindex(deps, 'authors', { progress: false });
+  const queries = ['the', 'a', 'hunger', 'king'];
+  // The new index's first searches are slow on a loaded machine, and the index is not what this test is about.
+  for (const q of queries) await deps.es.search({ index: deps.aliases.authors, q });
   server = await startTestServer(world);
   t.is(server.services.config.storeWaitMs, 500);
   const { auth } = await newKey(world);
-  for (const q of ['the', 'a', 'hunger', 'king']) {
-    const response = await fetch(`${server.url}/v1/authors/search?q=${q}&limit=20`, { headers: auth });
-    const body = (await response.json()) as { results?: unknown[]; error?: unknown };
+  for (const q of queries) {
+    let response: Response;
+    let body: { results?: unknown[]; error?: { message: string } };
+    let tries = 0;
+    // Only a slow index is tried again: a 503 naming PostgreSQL is what this test must catch.
+    do {
+      response = await fetch(`${server.url}/v1/authors/search?q=${q}&limit=20`, { headers: auth });
+      body = (await response.json()) as typeof body;
+    } while (response.status === 503 && body.error?.message.startsWith('Elasticsearch') && ++tries < 3);
     t.is(response.status, 200, `q=${q}: ${JSON.stringify(body)}`);
     t.true((body.results?.length ?? 0) > 0, `q=${q} finds authors`);
   }

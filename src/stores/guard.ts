@@ -34,20 +34,30 @@ export class StoreTimeout extends Error {
 
 /**
  * One request's wait for the stores it needs, shared by all of its calls: a search that asks the
- * index twice and then PostgreSQL waits STORE_WAIT_MS for the three together, not for each. The
- * clock starts at the request's first call; a call carrying several items (an _msearch) moves the
- * deadline to its own longer wait from that start, for it and the calls after it.
+ * index twice and then PostgreSQL waits STORE_WAIT_MS for the three together, not for each. What
+ * is spent is the time the request had a call under way (calls at once count once); its own work
+ * between calls (checking a key's secret, building JSON) is not waiting. A call carrying several
+ * items (an _msearch) raises the budget to its own longer wait, for it and the calls after it.
  */
 class WaitBudget {
-  private startedAt: number | null = null;
-  private deadline = -Infinity;
+  private allowedMs = 0;
+  private spentMs = 0;
+  private underWay = 0;
+  private underWaySince = 0;
 
-  /** What is left for a call whose own wait is `waitMs`. */
-  left(waitMs: number): number {
-    const now = Date.now();
-    this.startedAt ??= now;
-    this.deadline = Math.max(this.deadline, this.startedAt + waitMs);
-    return this.deadline - now;
+  /** Starts a call whose own wait is `waitMs`: what is left of the budget for it, and the end of the call. */
+  begin(waitMs: number): { leftMs: number; end(): void } {
+    const now = performance.now();
+    this.allowedMs = Math.max(this.allowedMs, waitMs);
+    const leftMs = this.allowedMs - this.spentMs - (this.underWay > 0 ? now - this.underWaySince : 0);
+    if (this.underWay++ === 0) this.underWaySince = now;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      if (--this.underWay === 0) this.spentMs += performance.now() - this.underWaySince;
+    };
+    return { leftMs, end };
   }
 }
 
@@ -101,16 +111,23 @@ export class StoreGuard {
    * by its request's budget says only that the request had spent its wait on other calls.
    */
   async run<T>(work: (waitMs: number) => Promise<T>, items = 1): Promise<T> {
+    const ownWaitMs = waitForItems(this.timeoutMs, items);
+    const call = this.budgeted ? requestBudget.getStore()?.begin(ownWaitMs) : undefined;
+    try {
+      return await this.attempt(work, items, ownWaitMs, Math.round(Math.min(ownWaitMs, call?.leftMs ?? ownWaitMs)));
+    } finally {
+      call?.end();
+    }
+  }
+
+  private async attempt<T>(work: (waitMs: number) => Promise<T>, items: number, ownWaitMs: number, waitMs: number): Promise<T> {
+    const cutShort = waitMs < ownWaitMs;
+    if (waitMs <= 0) throw this.refuse();
     if (this.downSince !== null) {
       if (Date.now() < this.retryAt) throw this.refuse();
       // This call tries the store; the others keep being refused until it has an answer.
       this.retryAt = Date.now() + RETRY_AFTER_MS;
     }
-    const ownWaitMs = waitForItems(this.timeoutMs, items);
-    const budget = this.budgeted ? requestBudget.getStore() : undefined;
-    const waitMs = budget ? Math.min(ownWaitMs, budget.left(ownWaitMs)) : ownWaitMs;
-    const cutShort = waitMs < ownWaitMs;
-    if (waitMs <= 0) throw this.refuse();
     let result: T;
     try {
       result = await within(work(waitMs), waitMs, () => new StoreTimeout(this.store, waitMs));
