@@ -70,7 +70,7 @@ function bulkRoute(kind: BulkKind): Route {
     doc: {
       summary: `Look up ${example.what} at once`,
       description:
-        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} different strings. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
+        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} different ${family === 'isbn' ? 'ISBNs (the ISBN is the key, not its spelling: an ISBN-10 and its ISBN-13, or one with hyphens, repeat each other)' : 'strings'}. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
         `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
         `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
         `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
