@@ -59,7 +59,7 @@ test.serial('N calls across a graceful restart in the middle leave exactly N usa
   t.is(await usageCount(kid), total);
 });
 
-// The README's bound on usage lost to a crash: the calls answered in the meter's last interval
+// The bound on usage lost to a crash (docs/operations.md, Metering bounds): the calls answered in the meter's last interval
 // (100 ms), and those of a write under way; the margin is for a write and a timer on a busy machine.
 const CRASH_LOSS_WINDOW_MS = 300;
 

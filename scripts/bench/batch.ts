@@ -6,7 +6,7 @@
 // the author surname first, sometimes a year or an ISBN), some of them needing the typo round.
 // Single requests have 8 connections, batches 2 (100 records in flight): both keep the two cores
 // busy, while 8 batches at once (400 records) measure mostly how long each waits behind the others,
-// past the store wait of its _msearch (see Failure modes) on a loaded machine. Rounds are 10 s: a
+// past the store wait of its _msearch (docs/operations.md, Failure modes) on a loaded machine. Rounds are 10 s: a
 // round ends with its requests in flight unanswered, a larger share of the work of a 5 s round for
 // batches of most of a second than for single requests.
 // Target: batches at least 3 times the records per second of single requests.

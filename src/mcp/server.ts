@@ -25,7 +25,7 @@ const INSTRUCTIONS =
   'use match_book; to browse or list candidates use search_books or search_authors.';
 
 // Used only for what a server asks of clients (elicitation), which this one never does; without
-// it every Server would build its own Ajv, at 3 ms a request.
+// it every Server (one a request) would build its own Ajv, which is costly.
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 /** A tools/call: the tool's answer as text content, or the API's error JSON with isError set. */
@@ -61,7 +61,9 @@ function mcpServer(context: ToolContext): Server {
  * A lone tools/call, answered by the handler the SDK's server runs, in the envelope it sends,
  * without the server and its transport.
  */
-// Measured (scripts/bench/mcp.ts, figures in README's Performance table): through them a cached lookup_isbn is several times slower, as their zod checks of every message (an initialize? a response? a task?) fail and build errors.
+// Why not through the SDK's server and transport: their zod checks of every message (an initialize?
+// a response? a task?) fail and build errors, which makes a cached lookup_isbn several times slower
+// (scripts/bench/mcp.ts).
 async function answerToolCall(context: ToolContext, { id, params }: ToolCall): Promise<JSONRPCResponse> {
   try {
     return { result: await callTool(context, params), jsonrpc: '2.0', id };

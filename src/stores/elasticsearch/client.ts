@@ -27,7 +27,7 @@ export function createElastic(url: string): Elastic {
  * The API's client: every request to Elasticsearch goes through one guard (see StoreGuard), so an
  * unreachable or stalled cluster is a prompt 503 naming it, not a 500 after the client's retries.
  * A node that refuses connections is still skipped for another (a retry on a timeout is not: the
- * wait is spent). Without it, the client's retries and their pauses took 4 to 5 s to give up.
+ * wait is spent), so the client's own retries and their pauses never outlast the wait.
  * A request's wait grows with the searches it carries (an _msearch's, see waitForItems), is cut
  * to what its API request has left (see WaitBudget), and the client's own timeout is that wait:
  * running out of it is a slow answer, which alone does not make the cluster count as away, as a
