@@ -59,11 +59,10 @@ function mcpServer(context: ToolContext): Server {
 
 /**
  * A lone tools/call, answered by the handler the SDK's server runs, in the envelope it sends,
- * without the server and its transport.
+ * without the server and its transport: their zod checks of every message (an initialize? a
+ * response? a task?) fail and build errors, which makes a cached lookup_isbn several times slower
+ * (scripts/bench/mcp.ts).
  */
-// Why not through the SDK's server and transport: their zod checks of every message (an initialize?
-// a response? a task?) fail and build errors, which makes a cached lookup_isbn several times slower
-// (scripts/bench/mcp.ts).
 async function answerToolCall(context: ToolContext, { id, params }: ToolCall): Promise<JSONRPCResponse> {
   try {
     return { result: await callTool(context, params), jsonrpc: '2.0', id };
