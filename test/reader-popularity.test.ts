@@ -1,9 +1,11 @@
 import test from 'ava';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
+import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { parseReaderLine, readerDumpKind } from '../loader/import/openlibrary/readerDumps.js';
 import { reindex } from '../loader/index/reindex.js';
@@ -166,4 +168,31 @@ test.serial('a newer dump replaces the counts of its kind, gzipped or not, and i
   t.is(await popularityOf(world.db, 'OL772W'), null);
   t.is(await popularityOf(world.db, 'OL771W'), POPULARITY_PER_READER * 40);
   t.is(await first(), 'OL771W');
+});
+
+test('the generator writes readers\' dumps of a skewed popularity, and the collisions of the real catalogue', async (t) => {
+  const dir = join(scratch, 'generated');
+  const famous = [{ title: 'The Hunger Games', author: 'Suzanne Collins' }];
+  const { files } = await generateOpenLibrary({ editions: 20_000, seed: 3, famous }, dir);
+  const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  const perWork = new Map<string, number>();
+  let broken = 0;
+  for (const line of lines(files.readingLog)) {
+    const parsed = parseReaderLine('reading-log', line);
+    if (parsed === null || 'rejected' in parsed) broken += 1;
+    else perWork.set(parsed.workKey, (perWork.get(parsed.workKey) ?? 0) + 1);
+  }
+  const entries = [...perWork.values()].sort((a, b) => b - a);
+  const total = entries.reduce((sum, n) => sum + n, 0);
+  t.true(total > 0.25 * 20_000 && total < 0.35 * 20_000, `${total} reading-log lines`);
+  t.true(broken < 0.005 * total, `${broken} broken lines`);
+  // Zipf-like: the most read 1% of the works hold a third or more of the entries.
+  const top = entries.slice(0, Math.ceil(0.01 * 14_000)).reduce((sum, n) => sum + n, 0);
+  t.true(top / total > 0.33, `top 1% of works: ${top} of ${total}`);
+  t.true(lines(files.ratings).every((line) => { const parsed = parseReaderLine('ratings', line); return parsed !== null; }));
+  const titles = lines(files.works).flatMap((line) => (JSON.parse(line.split('\t')[4] ?? '{}') as { title?: string }).title ?? []);
+  const named = (title: string) => titles.filter((one) => one === title).length;
+  t.true(named('Poems') >= 5, `${named('Poems')} works titled Poems`);
+  t.true(named('The Hunger Games') >= 20, `${named('The Hunger Games')} works titled The Hunger Games`);
+  t.true(titles.filter((title) => /Hunger Games/u.test(title) && title !== 'The Hunger Games').length >= 50, 'study guides, summaries and adaptations of the famous book');
 });
