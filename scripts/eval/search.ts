@@ -4,7 +4,7 @@
 // most-read book (goodbooks' ratings_count) that fits the query and is not a boxset, omnibus or
 // companion. Run through the search service (not HTTP), ten results a query.
 //
-//   node --import tsx scripts/eval/search.ts [--fresh] [--seed 7] [--per-kind 250] [--verbose]
+//   node --import tsx scripts/eval/search.ts [--fresh] [--seed 7] [--per-kind 250] [--distractors 200000] [--verbose]
 //
 // The kinds:
 //  - title:        the title as readers know it (no series, no subtitle): "The Hunger Games";
@@ -17,13 +17,22 @@
 // shared author: domain/similarity's likelySameWork).
 // The catalogue (goodbooks-10k and BX-Books) lives in `bookmeta_eval_search` and
 // `bookmeta-eval-search-*`, built on the first run or with --fresh (after a change to the import).
+// With --distractors N, a generated Open Library catalogue of N editions (scripts/dev/generate-openlibrary.ts,
+// with its readers' dumps, and the goodbooks titles as the famous books its study guides, summaries
+// and namesakes take) is imported beside them, in `bookmeta_eval_search_olN`: the queries and the
+// books they mean stay the real ones. The generated dumps are deleted once imported.
 //
 // Targets: right first for at least 95% of each kind; MRR@10 at least 0.97; no split pairs.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bookCrossing } from '../../loader/import/bookCrossing.js';
 import { goodbooks } from '../../loader/import/goodbooks.js';
 import { importCatalogue } from '../../loader/import/importer.js';
+import { importOpenLibrary } from '../../loader/import/openlibrary/import.js';
+import { deriveWorkPopularity } from '../../loader/stores/postgres/readerSignals.js';
 import { authorKey } from '../../src/domain/names.js';
 import type { BookRecord } from '../../src/domain/records.js';
 import { likelySameWork } from '../../src/domain/similarity.js';
@@ -33,7 +42,9 @@ import { createLogger } from '../../src/log.js';
 import { searchBooks } from '../../src/services/search.js';
 import { contentWords } from '../../src/stores/elasticsearch/search.js';
 import { booksByIds } from '../../src/stores/postgres/catalogue.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
 import { Random } from '../dev/generate-catalogue.js';
+import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { percentile } from '../lib/percentile.js';
 import { openEvalWorld } from './lib/evalWorld.js';
 import { BX_BOOKS, GOODBOOKS, readGoodbooks, type SourceBook } from './lib/sources.js';
@@ -43,6 +54,7 @@ const { values: options } = parseArgs({
     fresh: { type: 'boolean', default: false },
     seed: { type: 'string', default: '7' },
     'per-kind': { type: 'string', default: '250' },
+    distractors: { type: 'string', default: '0' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -162,14 +174,30 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
   return pairs;
 }
 
+/** A generated Open Library catalogue of `editions` editions and its readers, imported, its dumps deleted. */
+async function importDistractors(db: Pool, rows: readonly SourceBook[], editions: number): Promise<void> {
+  const famous = [...rows].sort((a, b) => b.readers - a.readers).map((row) => ({ title: splitTitle(row.rawTitle).title, author: row.authors[0] ?? '' }));
+  const dir = await mkdtemp(join(tmpdir(), 'bookmeta-eval-ol-'));
+  try {
+    process.stderr.write(`generating ${editions} Open Library editions in ${dir}...\n`);
+    const { files } = await generateOpenLibrary({ editions, seed: 42, famous }, dir);
+    await importOpenLibrary([files.authors, files.works, files.editions, files.readingLog, files.ratings], { db, cache: null, log: createLogger('warn') });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const rows = await readGoodbooks();
   const queries = generate(rows, Number(options['per-kind']));
 
-  const world = await openEvalWorld('bookmeta_eval_search', options.fresh, async (db) => {
+  const distractors = Number(options.distractors);
+  const world = await openEvalWorld(distractors > 0 ? `bookmeta_eval_search_ol${distractors}` : 'bookmeta_eval_search', options.fresh, async (db) => {
     const log = createLogger('silent');
     await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log });
     await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log });
+    if (distractors > 0) await importDistractors(db, rows, distractors);
+    else await deriveWorkPopularity(db); // editions count alike with and without distractors
   });
   const { services } = world;
   try {
@@ -193,7 +221,7 @@ async function main(): Promise<void> {
       outcomes.push({ query, expectedBook, rank: index < 0 ? null : index + 1, results, splitPairs: splitPairsIn(results), ms });
     }
 
-    console.log(`search evaluation (seed ${options.seed}): ${outcomes.length} known-item queries, ${AT} results each`);
+    console.log(`search evaluation (seed ${options.seed}, ${distractors > 0 ? `${distractors} generated Open Library editions beside the real books` : 'no distractors'}): ${outcomes.length} known-item queries, ${AT} results each`);
     console.log('kind           queries  right first  MRR@10  first is the meant book split off its work');
     for (const kind of KINDS) {
       const ofKind = outcomes.filter((outcome) => outcome.query.kind === kind);
