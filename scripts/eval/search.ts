@@ -9,7 +9,8 @@
 // The kinds:
 //  - title:        the title as readers know it (no series, no subtitle): "The Hunger Games";
 //  - title_author: two content words of the title with the first author's surname: "hunger games collins";
-//  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume;
+//  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume (its
+//                  first volume is right first too);
 //  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
@@ -76,9 +77,10 @@ interface Known {
 }
 
 // A reader looking for one book does not mean a set of them or a book about them. The evaluation's own
-// judgement, kept apart from the service's: a range of volumes, or such a word in the title.
+// judgement, kept apart from the service's: a range of volumes, or such a word in the title (the
+// book's own, not its series': "Homeland (The Dark Elf Trilogy #1)" is one book).
 const NOT_ONE_BOOK = /\b(box(ed)?\s*sets?|boxset|collection|omnibus|trilogy|complete|books\s+\d|companion|guide|screenplay|coloring|page to screen|illustrated edition|set)\b/iu;
-const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.row.rawTitle) && !/[-–,]/u.test(known.seriesNumber ?? '');
+const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.title) && !/[-–,]/u.test(known.seriesNumber ?? '');
 
 const surnameOf = (name: string): string => authorKey(name).split(' ').at(-1) ?? '';
 
@@ -94,6 +96,8 @@ interface Query {
   kind: Kind;
   q: string;
   expected: Known;
+  /** Another book that is right first too: a series' first volume, as well as its most-read one. */
+  alsoRight: Known | null;
 }
 
 function shuffled<T>(items: readonly T[]): T[] {
@@ -106,14 +110,21 @@ function shuffled<T>(items: readonly T[]): T[] {
 }
 
 /** Up to `count` distinct queries of one kind: each a sampled book's query and the book it means. */
-function queriesOf(kind: Kind, books: readonly Known[], count: number, make: (book: Known) => { q: string; fits: (other: Known) => boolean } | null): Query[] {
+function queriesOf(
+  kind: Kind,
+  books: readonly Known[],
+  count: number,
+  make: (book: Known) => { q: string; fits: (other: Known) => boolean; alsoRight?: (other: Known) => boolean } | null,
+): Query[] {
   const byQuery = new Map<string, Query>();
   for (const book of shuffled(books)) {
     if (byQuery.size >= count) break;
     const made = make(book);
     if (made === null || byQuery.has(foldText(made.q))) continue;
-    const expected = mostRead(books.filter(made.fits));
-    if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected });
+    const fitting = books.filter(made.fits);
+    const expected = mostRead(fitting);
+    const alsoRight = made.alsoRight === undefined ? null : mostRead(fitting.filter(made.alsoRight));
+    if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected, alsoRight });
   }
   return [...byQuery.values()];
 }
@@ -138,7 +149,11 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
     ...queriesOf('series', single, perKind, (book) => {
       if (book.series === null || book.seriesNumber === null) return null;
       const series = foldText(book.series);
-      return { q: book.series, fits: (other) => other.series !== null && other.seriesNumber !== null && foldText(other.series) === series };
+      return {
+        q: book.series,
+        fits: (other) => other.series !== null && other.seriesNumber !== null && foldText(other.series) === series,
+        alsoRight: (other) => Number(other.seriesNumber) === 1,
+      };
     }),
     ...queriesOf('author', single, perKind, (book) => {
       const first = authorKey(book.row.authors[0]!);
@@ -206,7 +221,7 @@ async function main(): Promise<void> {
     );
     const bookOf = new Map(live.flatMap((row) => [...(row.isbn_13 ? [[row.isbn_13, row.id] as const] : []), ...(row.source_key ? [[row.source_key, row.id] as const] : [])]));
     const idOf = (row: SourceBook) => bookOf.get(row.isbn13 ?? row.sourceKey ?? '');
-    const expectedIds = [...new Set(queries.flatMap((query) => idOf(query.expected.row) ?? []))];
+    const expectedIds = [...new Set(queries.flatMap((query) => [query.expected, ...(query.alsoRight ? [query.alsoRight] : [])].flatMap((book) => idOf(book.row) ?? [])))];
     const expectedBooks = new Map((await booksByIds(services.db, expectedIds)).map((book) => [book.id, book]));
 
     const outcomes: Outcome[] = [];
@@ -218,7 +233,9 @@ async function main(): Promise<void> {
       const ms = performance.now() - started;
       const results = page.results.map((hit) => hit.book);
       const index = results.findIndex((book) => book.work_id === expectedBook.work_id);
-      outcomes.push({ query, expectedBook, rank: index < 0 ? null : index + 1, results, splitPairs: splitPairsIn(results), ms });
+      const alsoRight = query.alsoRight === null ? undefined : expectedBooks.get(idOf(query.alsoRight.row) ?? '');
+      const rank = alsoRight !== undefined && results[0]?.work_id === alsoRight.work_id ? 1 : index < 0 ? null : index + 1;
+      outcomes.push({ query, expectedBook, rank, results, splitPairs: splitPairsIn(results), ms });
     }
 
     console.log(`search evaluation (seed ${options.seed}, ${distractors > 0 ? `${distractors} generated Open Library editions beside the real books` : 'no distractors'}): ${outcomes.length} known-item queries, ${AT} results each`);

@@ -29,6 +29,8 @@ export type BookDocument = Pick<
   work_title: string;
   author_ids: string[];
   author_names: string[];
+  /** The name of the author credited first: the book is theirs more than a co-author's or contributor's. */
+  first_author: string | null;
   /** The book's ratings_count (books.popularity) plus its work's popularity from readers and editions (work_popularity). */
   popularity: number;
   /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
@@ -72,6 +74,7 @@ const BOOK_SELECT = (filter: string) => `
       'authors', coalesce(a.authors, '[]'::json),
       'author_ids', coalesce(a.ids, '[]'::json),
       'author_names', coalesce(a.names, '[]'::json),
+      'first_author', a.names->>0,
       'publisher', b.publisher,
       'year', b.year,
       'language', b.language,
