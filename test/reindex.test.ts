@@ -27,7 +27,7 @@ test.serial('reindex builds versioned indices behind the aliases with every live
   const books = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases.books);
   const hunger = [...books.values()].find((book) => book.isbn_13 === '9780439023481')!;
   t.deepEqual(Object.keys(hunger), [
-    'id', 'work_id', 'kind', 'work_title', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'author_ids', 'author_names',
+    'id', 'work_id', 'kind', 'work_title', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'author_ids', 'author_names', 'first_author',
     'publisher', 'year', 'language', 'pages', 'cover_url', 'physical_format', 'subjects', 'popularity', 'average_rating', 'also_liked', 'updated_seq',
   ]);
   t.is(hunger.title, 'The Hunger Games');

@@ -4,11 +4,16 @@
 // editions without an ISBN, works with many editions and authors with many works (skewed), a few
 // percent redirects, some deletes, non-English titles, and the known defects (hyphenated and invalid
 // ISBNs, both shapes of descriptions and author roles, repeated author keys, cover -1, broken lines).
+// Beside them, the readers' dumps (reading log and ratings) with a Zipf-like popularity per work, and
+// the collisions of the real catalogue: hundreds of works sharing a common title ("Poems", "Selected
+// Stories"), and study guides, summaries, adaptations and same-titled books of famous works (the
+// generator's own most popular ones, or those of --famous FILE: "title<TAB>author" lines, most
+// famous first).
 //
-//   node --import tsx scripts/dev/generate-openlibrary.ts --editions 1000000 --seed 42 --out DIR
+//   node --import tsx scripts/dev/generate-openlibrary.ts --editions 1000000 --seed 42 --out DIR [--famous FILE]
 
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -21,11 +26,21 @@ import { AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody } from '
 export interface OpenLibraryOptions {
   editions: number;
   seed: number;
+  /** Books whose titles the catalogue's companions and namesakes take, most famous first. */
+  famous?: readonly FamousBook[];
 }
 
+export interface FamousBook {
+  title: string;
+  author: string;
+}
+
+const KINDS = ['authors', 'works', 'editions', 'readingLog', 'ratings'] as const;
+type DumpKind = (typeof KINDS)[number];
+
 export interface OpenLibrarySummary {
-  files: { authors: string; works: string; editions: string };
-  lines: { authors: number; works: number; editions: number };
+  files: Record<DumpKind, string>;
+  lines: Record<DumpKind, number>;
 }
 
 export const MAX_EDITIONS = 50_000_000;
@@ -55,6 +70,19 @@ const FOREIGN_TITLES: Record<string, readonly string[]> = {
 const PUBLISHERS = ['Penguin Books', 'Random House', 'HarperCollins', 'Vintage', 'Oxford University Press', 'Gallimard', 'Suhrkamp', 'Anagrama', 'Einaudi', 'Kodansha', 'Scholastic', 'Tor', 'Pan Books', 'Bantam', 'Dover Publications'];
 const FORMATS = ['Paperback', 'Hardcover', 'Mass Market Paperback', 'paperback', 'E-book', 'Audio CD', 'Library Binding'];
 const SUBJECTS = ['Fiction', 'History', 'Biography', 'Science fiction', 'Fantasy', 'Mystery', 'Romance', 'Poetry', 'Philosophy', 'Travel', 'Cooking', 'Art', 'Juvenile fiction', 'Politics and government', 'Social life and customs', 'World War, 1939-1945', 'Detective and mystery stories', 'Love stories'];
+// Titles hundreds of works share in the real catalogue.
+const COMMON_TITLES = ['Poems', 'Selected Stories', 'Selected Poems', 'Collected Poems', 'Short Stories', 'Stories', 'Essays', 'Letters', 'Plays', 'Works', 'Sonnets', 'Fables', 'Sermons', 'Memoirs', 'Autobiography', 'Journal', 'Diary', 'Speeches', 'Collected Works', 'Complete Poems'];
+// Books about a famous book: study guides, summaries, adaptations. `%t` is its title, `%a` its author.
+const COMPANION_TITLES = ['Study Guide: %t', 'Summary of %t by %a', '%t: A Study Guide', 'SparkNotes: %t', 'CliffsNotes on %a\'s %t', '%t (Graphic Novel)', 'Summary & Analysis of %t', '%t: Screenplay', 'Reading Guide to %t', 'Teaching %t', '%t: Notes'];
+// Shares of works: a common title, a companion of a famous book, a different book of a famous title.
+const COMMON_SHARE = 0.015;
+const COMPANION_SHARE = 0.02;
+const NAMESAKE_SHARE = 0.005;
+// Readers' entries in the dumps per edition (the real reading log has about a third of a line per edition).
+const READING_LOG_PER_EDITION = 0.3;
+const RATINGS_PER_ENTRY = 0.15;
+const SHELVES = ['Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Already Read', 'Already Read', 'Already Read', 'Currently Reading'];
+const STARS = ['5', '5', '5', '5', '5', '5', '5', '4', '4', '4', '4', '4', '4', '4', '3', '3', '3', '3', '2', '1'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 const workKey = (index: number): string => `/works/OL${KEY_BASE + index}W`;
@@ -88,19 +116,36 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
   const { editions, seed } = options;
   if (!Number.isSafeInteger(editions) || editions < 1 || editions > MAX_EDITIONS) throw new RangeError(`editions must be an integer from 1 to ${MAX_EDITIONS}, got ${editions}`);
   await mkdir(dir, { recursive: true });
-  const files = { authors: join(dir, 'ol_dump_authors.txt'), works: join(dir, 'ol_dump_works.txt'), editions: join(dir, 'ol_dump_editions.txt') };
+  const files: Record<DumpKind, string> = {
+    authors: join(dir, 'ol_dump_authors.txt'),
+    works: join(dir, 'ol_dump_works.txt'),
+    editions: join(dir, 'ol_dump_editions.txt'),
+    readingLog: join(dir, 'ol_dump_reading-log.txt'),
+    ratings: join(dir, 'ol_dump_ratings.txt'),
+  };
   const workCount = Math.max(1, Math.round(editions * 0.7));
   const authorCount = Math.max(1, Math.round(editions * 0.25));
-  const pool = new AuthorPool(authorCount, seed);
-  const lines = { authors: 0, works: 0, editions: 0 };
+  const titles: Titles = { pool: new AuthorPool(authorCount, seed), seed, workCount, famous: options.famous ?? [] };
+  const pool = titles.pool;
+  const lines = { authors: 0, works: 0, editions: 0, readingLog: 0, ratings: 0 };
+  // Entries of the most read work: the sum over works of (w + 1)^-0.9 is about 10 * (W^0.1 - 1) + 1.
+  const topReaders = (READING_LOG_PER_EDITION * editions) / (10 * (workCount ** 0.1 - 1) + 1);
 
-  for (const kind of ['authors', 'works', 'editions'] as const) {
+  for (const kind of KINDS) {
     const stream = createWriteStream(files[kind], { highWaterMark: 1 << 20 });
     const out = new ChunkedFile(stream);
     const random = new Random(hash32(seed, kind.length));
     if (kind === 'authors') for (let index = 0; index < authorCount; index++) await out.add(authorLine(random, pool, index));
-    if (kind === 'works') for (let index = 0; index < workCount; index++) await out.add(workLine(random, pool, index, authorCount, seed));
-    if (kind === 'editions') for (let index = 0; index < editions; index++) await out.add(editionLine(random, pool, index, workCount, authorCount, seed));
+    if (kind === 'works') for (let index = 0; index < workCount; index++) await out.add(workLine(random, titles, index, authorCount));
+    if (kind === 'editions') for (let index = 0; index < editions; index++) await out.add(editionLine(random, titles, index, authorCount));
+    if (kind === 'readingLog' || kind === 'ratings') {
+      for (let work = 0; work < workCount; work++) for (const line of readerLines(kind, seed, work, topReaders)) await out.add(line);
+      await out.flush();
+      stream.end();
+      await finished(stream);
+      lines[kind] = out.lines;
+      continue;
+    }
     // A few percent of keys were merged into others, and some records deleted.
     const total = kind === 'authors' ? authorCount : kind === 'works' ? workCount : editions;
     const keyOf = kind === 'authors' ? authorKey : kind === 'works' ? workKey : editionKey;
@@ -153,9 +198,10 @@ function workAuthors(random: Random, pool: AuthorPool, seed: number, work: numbe
   return ranks;
 }
 
-function workLine(random: Random, pool: AuthorPool, index: number, authorCount: number, seed: number): string {
+function workLine(random: Random, titles: Titles, index: number, authorCount: number): string {
+  const { pool, seed } = titles;
   const authors = workAuthors(random, pool, seed, index, authorCount);
-  const title = workTitle(pool, seed, index, authors[0]!);
+  const title = workTitle(titles, index);
   const colon = title.indexOf(': ');
   const json: Record<string, unknown> = {
     title: colon > 0 ? title.slice(0, colon) : title,
@@ -176,9 +222,45 @@ function workLine(random: Random, pool: AuthorPool, index: number, authorCount: 
   return dumpLine('/type/work', workKey(index), 1 + random.below(12), json);
 }
 
+/** What a work's title is drawn from. */
+interface Titles {
+  pool: AuthorPool;
+  seed: number;
+  workCount: number;
+  famous: readonly FamousBook[];
+}
+
 /** A work's title is a pure function of the work, so each of its editions can repeat it. */
-function workTitle(pool: AuthorPool, seed: number, work: number, author: number): string {
-  return bookTitle(new Random(hash32(hash32(seed, work), 11)), pool.surname(author));
+function workTitle(titles: Titles, work: number): string {
+  const random = new Random(hash32(hash32(titles.seed, work), 11));
+  const own = (index: number) => bookTitle(new Random(hash32(hash32(titles.seed, index), 12)), titles.pool.surname(firstAuthor(titles.pool, titles.seed, index)));
+  const kind = random.next();
+  if (kind >= COMMON_SHARE + COMPANION_SHARE + NAMESAKE_SHARE) return own(work);
+  if (kind < COMMON_SHARE) return random.pick(COMMON_TITLES);
+  // A famous book, the most famous most often.
+  const rank = Math.floor(random.next() ** 3 * (titles.famous.length > 0 ? titles.famous.length : titles.workCount));
+  const famous = titles.famous[rank] ?? { title: own(rank).split(': ')[0]!, author: titles.pool.name(firstAuthor(titles.pool, titles.seed, rank)) };
+  if (kind >= COMMON_SHARE + COMPANION_SHARE) return famous.title;
+  return random.pick(COMPANION_TITLES).replace('%t', famous.title).replace('%a', famous.author);
+}
+
+/**
+ * A work's lines in the reading-log or ratings dump: Zipf-like, the w-th work (works with low
+ * numbers have the most editions too) read by about top / (w + 1)^0.9 readers.
+ */
+function readerLines(kind: 'readingLog' | 'ratings', seed: number, work: number, top: number): string[] {
+  const random = new Random(hash32(hash32(seed, work), kind === 'readingLog' ? 31 : 37));
+  const entries = (top * (0.5 + random.next())) / (work + 1) ** 0.9;
+  const count = Math.floor(kind === 'readingLog' ? entries + random.next() : entries * RATINGS_PER_ENTRY * 2 * random.next() + random.next());
+  const lines: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const edition = random.next() < 0.4 ? editionKey(work) : '\\N';
+    const date = `${2010 + random.below(15)}-${String(1 + random.below(12)).padStart(2, '0')}-${String(1 + random.below(28)).padStart(2, '0')}`;
+    const value = kind === 'readingLog' ? random.pick(SHELVES) : random.pick(STARS);
+    // A few lines broken, as in any dump of this size.
+    lines.push(random.next() < 0.001 ? `${workKey(work)}\t${value}\t${date}\n` : `${workKey(work)}\t${edition}\t${value}\t${date}\n`);
+  }
+  return lines;
 }
 
 /** Which work an edition belongs to: every work has one, and the rest go mostly to popular works. */
@@ -186,12 +268,13 @@ function workOfEdition(random: Random, index: number, workCount: number): number
   return index < workCount ? index : Math.floor(workCount * random.next() ** 3);
 }
 
-function editionLine(random: Random, pool: AuthorPool, index: number, workCount: number, authorCount: number, seed: number): string {
+function editionLine(random: Random, titles: Titles, index: number, authorCount: number): string {
+  const { pool, seed, workCount } = titles;
   const work = workOfEdition(random, index, workCount);
   const author = firstAuthor(pool, seed, work);
   const language = random.pick(LANGUAGES);
   const foreign = FOREIGN_TITLES[language];
-  const title = foreign && random.next() < 0.7 ? random.pick(foreign) : workTitle(pool, seed, work, author).split(': ')[0]!;
+  const title = foreign && random.next() < 0.7 ? random.pick(foreign) : workTitle(titles, work).split(': ')[0]!;
   if (random.next() < 0.001) {
     // A broken line: the JSON cut short, or a column lost.
     return random.next() < 0.5 ? `/type/edition\t${editionKey(index)}\t1\t${LAST_MODIFIED}\t{"title": "${title}", "publishers": [\n` : `/type/edition\t${editionKey(index)}\t1\t{"title": "x"}\n`;
@@ -233,7 +316,16 @@ function editionLine(random: Random, pool: AuthorPool, index: number, workCount:
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] --out DIR';
+const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] [--famous FILE] --out DIR';
+
+/** "title<TAB>author" lines, most famous first. */
+export async function readFamous(path: string): Promise<FamousBook[]> {
+  return (await readFile(path, 'utf8'))
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter((columns): columns is [string, string] => columns.length === 2 && columns[0]!.trim() !== '')
+    .map(([title, author]) => ({ title: title.trim(), author: author.trim() }));
+}
 
 function integerOption(name: string, text: string | undefined, fallback?: number): number {
   if (text === undefined && fallback !== undefined) return fallback;
@@ -243,14 +335,15 @@ function integerOption(name: string, text: string | undefined, fallback?: number
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, famous: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
   if (values.out === undefined) throw new Error(`--out is required\n${USAGE}`);
-  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1) }, values.out);
-  for (const kind of ['authors', 'works', 'editions'] as const) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);
+  const famous = values.famous === undefined ? [] : await readFamous(values.famous);
+  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous }, values.out);
+  for (const kind of KINDS) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -4,12 +4,13 @@
 // most-read book (goodbooks' ratings_count) that fits the query and is not a boxset, omnibus or
 // companion. Run through the search service (not HTTP), ten results a query.
 //
-//   node --import tsx scripts/eval/search.ts [--fresh] [--seed 7] [--per-kind 250] [--verbose]
+//   node --import tsx scripts/eval/search.ts [--fresh] [--seed 7] [--per-kind 250] [--distractors 200000] [--verbose]
 //
 // The kinds:
 //  - title:        the title as readers know it (no series, no subtitle): "The Hunger Games";
 //  - title_author: two content words of the title with the first author's surname: "hunger games collins";
-//  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume;
+//  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume (its
+//                  first volume is right first too);
 //  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
@@ -17,13 +18,22 @@
 // shared author: domain/similarity's likelySameWork).
 // The catalogue (goodbooks-10k and BX-Books) lives in `bookmeta_eval_search` and
 // `bookmeta-eval-search-*`, built on the first run or with --fresh (after a change to the import).
+// With --distractors N, a generated Open Library catalogue of N editions (scripts/dev/generate-openlibrary.ts,
+// with its readers' dumps, and the goodbooks titles as the famous books its study guides, summaries
+// and namesakes take) is imported beside them, in `bookmeta_eval_search_olN`: the queries and the
+// books they mean stay the real ones. The generated dumps are deleted once imported.
 //
 // Targets: right first for at least 95% of each kind; MRR@10 at least 0.97; no split pairs.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bookCrossing } from '../../loader/import/bookCrossing.js';
 import { goodbooks } from '../../loader/import/goodbooks.js';
 import { importCatalogue } from '../../loader/import/importer.js';
+import { importOpenLibrary } from '../../loader/import/openlibrary/import.js';
+import { deriveWorkPopularity } from '../../loader/stores/postgres/readerSignals.js';
 import { authorKey } from '../../src/domain/names.js';
 import type { BookRecord } from '../../src/domain/records.js';
 import { likelySameWork } from '../../src/domain/similarity.js';
@@ -33,7 +43,9 @@ import { createLogger } from '../../src/log.js';
 import { searchBooks } from '../../src/services/search.js';
 import { contentWords } from '../../src/stores/elasticsearch/search.js';
 import { booksByIds } from '../../src/stores/postgres/catalogue.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
 import { Random } from '../dev/generate-catalogue.js';
+import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { percentile } from '../lib/percentile.js';
 import { openEvalWorld } from './lib/evalWorld.js';
 import { BX_BOOKS, GOODBOOKS, readGoodbooks, type SourceBook } from './lib/sources.js';
@@ -43,6 +55,7 @@ const { values: options } = parseArgs({
     fresh: { type: 'boolean', default: false },
     seed: { type: 'string', default: '7' },
     'per-kind': { type: 'string', default: '250' },
+    distractors: { type: 'string', default: '0' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -64,9 +77,10 @@ interface Known {
 }
 
 // A reader looking for one book does not mean a set of them or a book about them. The evaluation's own
-// judgement, kept apart from the service's: a range of volumes, or such a word in the title.
+// judgement, kept apart from the service's: a range of volumes, or such a word in the title (the
+// book's own, not its series': "Homeland (The Dark Elf Trilogy #1)" is one book).
 const NOT_ONE_BOOK = /\b(box(ed)?\s*sets?|boxset|collection|omnibus|trilogy|complete|books\s+\d|companion|guide|screenplay|coloring|page to screen|illustrated edition|set)\b/iu;
-const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.row.rawTitle) && !/[-–,]/u.test(known.seriesNumber ?? '');
+const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.title) && !/[-–,]/u.test(known.seriesNumber ?? '');
 
 const surnameOf = (name: string): string => authorKey(name).split(' ').at(-1) ?? '';
 
@@ -82,6 +96,8 @@ interface Query {
   kind: Kind;
   q: string;
   expected: Known;
+  /** Another book that is right first too: a series' first volume, as well as its most-read one. */
+  alsoRight: Known | null;
 }
 
 function shuffled<T>(items: readonly T[]): T[] {
@@ -94,14 +110,21 @@ function shuffled<T>(items: readonly T[]): T[] {
 }
 
 /** Up to `count` distinct queries of one kind: each a sampled book's query and the book it means. */
-function queriesOf(kind: Kind, books: readonly Known[], count: number, make: (book: Known) => { q: string; fits: (other: Known) => boolean } | null): Query[] {
+function queriesOf(
+  kind: Kind,
+  books: readonly Known[],
+  count: number,
+  make: (book: Known) => { q: string; fits: (other: Known) => boolean; alsoRight?: (other: Known) => boolean } | null,
+): Query[] {
   const byQuery = new Map<string, Query>();
   for (const book of shuffled(books)) {
     if (byQuery.size >= count) break;
     const made = make(book);
     if (made === null || byQuery.has(foldText(made.q))) continue;
-    const expected = mostRead(books.filter(made.fits));
-    if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected });
+    const fitting = books.filter(made.fits);
+    const expected = mostRead(fitting);
+    const alsoRight = made.alsoRight === undefined ? null : mostRead(fitting.filter(made.alsoRight));
+    if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected, alsoRight });
   }
   return [...byQuery.values()];
 }
@@ -126,7 +149,11 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
     ...queriesOf('series', single, perKind, (book) => {
       if (book.series === null || book.seriesNumber === null) return null;
       const series = foldText(book.series);
-      return { q: book.series, fits: (other) => other.series !== null && other.seriesNumber !== null && foldText(other.series) === series };
+      return {
+        q: book.series,
+        fits: (other) => other.series !== null && other.seriesNumber !== null && foldText(other.series) === series,
+        alsoRight: (other) => Number(other.seriesNumber) === 1,
+      };
     }),
     ...queriesOf('author', single, perKind, (book) => {
       const first = authorKey(book.row.authors[0]!);
@@ -162,14 +189,30 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
   return pairs;
 }
 
+/** A generated Open Library catalogue of `editions` editions and its readers, imported, its dumps deleted. */
+async function importDistractors(db: Pool, rows: readonly SourceBook[], editions: number): Promise<void> {
+  const famous = [...rows].sort((a, b) => b.readers - a.readers).map((row) => ({ title: splitTitle(row.rawTitle).title, author: row.authors[0] ?? '' }));
+  const dir = await mkdtemp(join(tmpdir(), 'bookmeta-eval-ol-'));
+  try {
+    process.stderr.write(`generating ${editions} Open Library editions in ${dir}...\n`);
+    const { files } = await generateOpenLibrary({ editions, seed: 42, famous }, dir);
+    await importOpenLibrary([files.authors, files.works, files.editions, files.readingLog, files.ratings], { db, cache: null, log: createLogger('warn') });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const rows = await readGoodbooks();
   const queries = generate(rows, Number(options['per-kind']));
 
-  const world = await openEvalWorld('bookmeta_eval_search', options.fresh, async (db) => {
+  const distractors = Number(options.distractors);
+  const world = await openEvalWorld(distractors > 0 ? `bookmeta_eval_search_ol${distractors}` : 'bookmeta_eval_search', options.fresh, async (db) => {
     const log = createLogger('silent');
     await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log });
     await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log });
+    if (distractors > 0) await importDistractors(db, rows, distractors);
+    else await deriveWorkPopularity(db); // editions count alike with and without distractors
   });
   const { services } = world;
   try {
@@ -178,7 +221,7 @@ async function main(): Promise<void> {
     );
     const bookOf = new Map(live.flatMap((row) => [...(row.isbn_13 ? [[row.isbn_13, row.id] as const] : []), ...(row.source_key ? [[row.source_key, row.id] as const] : [])]));
     const idOf = (row: SourceBook) => bookOf.get(row.isbn13 ?? row.sourceKey ?? '');
-    const expectedIds = [...new Set(queries.flatMap((query) => idOf(query.expected.row) ?? []))];
+    const expectedIds = [...new Set(queries.flatMap((query) => [query.expected, ...(query.alsoRight ? [query.alsoRight] : [])].flatMap((book) => idOf(book.row) ?? [])))];
     const expectedBooks = new Map((await booksByIds(services.db, expectedIds)).map((book) => [book.id, book]));
 
     const outcomes: Outcome[] = [];
@@ -190,10 +233,12 @@ async function main(): Promise<void> {
       const ms = performance.now() - started;
       const results = page.results.map((hit) => hit.book);
       const index = results.findIndex((book) => book.work_id === expectedBook.work_id);
-      outcomes.push({ query, expectedBook, rank: index < 0 ? null : index + 1, results, splitPairs: splitPairsIn(results), ms });
+      const alsoRight = query.alsoRight === null ? undefined : expectedBooks.get(idOf(query.alsoRight.row) ?? '');
+      const rank = alsoRight !== undefined && results[0]?.work_id === alsoRight.work_id ? 1 : index < 0 ? null : index + 1;
+      outcomes.push({ query, expectedBook, rank, results, splitPairs: splitPairsIn(results), ms });
     }
 
-    console.log(`search evaluation (seed ${options.seed}): ${outcomes.length} known-item queries, ${AT} results each`);
+    console.log(`search evaluation (seed ${options.seed}, ${distractors > 0 ? `${distractors} generated Open Library editions beside the real books` : 'no distractors'}): ${outcomes.length} known-item queries, ${AT} results each`);
     console.log('kind           queries  right first  MRR@10  first is the meant book split off its work');
     for (const kind of KINDS) {
       const ofKind = outcomes.filter((outcome) => outcome.query.kind === kind);

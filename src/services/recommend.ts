@@ -3,7 +3,7 @@ import { parseInput } from '../errors.js';
 import { likelySameWork } from '../domain/similarity.js';
 import { recommendationHits } from '../stores/elasticsearch/recommendations.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
-import { alsoLikedOf } from '../stores/postgres/ratings.js';
+import { alsoLikedOf, authorAlsoLikedOf } from '../stores/postgres/ratings.js';
 import { limitParam } from './queryParams.js';
 import { bookById, type Resolved } from './lookups.js';
 import { bookHit, hydrate, type SearchServices } from './search.js';
@@ -39,8 +39,15 @@ export async function recommendFor(services: SearchServices, id: string, limitTe
   const book = found.record;
   const record = await services.shortCache.through(`recommend:${id}:${limit}`, async () => {
     // From PostgreSQL, where the ratings import derives it: the copy in the index may lag behind.
-    const alsoLiked = await alsoLikedOf(services.db, id);
-    const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked }, limit + SPARE_HITS);
+    const [alsoLiked, authorAlsoLiked] = await Promise.all([
+      alsoLikedOf(services.db, id),
+      authorAlsoLikedOf(
+        services.db,
+        book.authors.map((author) => author.id),
+        book.work_id,
+      ),
+    ]);
+    const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked, authorAlsoLiked }, limit + SPARE_HITS);
     const found = await hydrate(hits, (ids) => booksByIds(services.db, ids), (score, other) => ({ score, book: other }));
     const results = found.filter((hit) => hit.book.work_id !== book.work_id && !likelySameWork(book, hit.book)).slice(0, limit);
     return { value: { book_id: id, results }, cacheable: true };

@@ -11,6 +11,8 @@ import { createProgress, type ProgressReporter } from '../../index/progress.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecords } from './apply.js';
 import { OlStatistics } from './statistics.js';
+import { firstLine, importReaderDump, readerDumpKind } from './readerDumps.js';
+import { deriveWorkPopularity } from '../../stores/postgres/readerSignals.js';
 
 /**
  * `bookmeta import openlibrary FILE...`: streams dump files (.txt or .txt.gz, authors, works,
@@ -55,7 +57,13 @@ export async function importOpenLibrary(
 ): Promise<ImportReport[]> {
   const reports: ImportReport[] = [];
   const statistics = new OlStatistics(stores.db);
-  for (const path of paths) reports.push(await importFile(path, stores, statistics, options));
+  for (const path of paths) {
+    const readers = readerDumpKind(path, await firstLine(path));
+    reports.push(readers === null ? await importFile(path, stores, statistics, options) : await importReaderDump(path, readers, () => dumpLines(path), stores.db, options));
+  }
+  // Readers and editions make a work's popularity: derived again from everything imported.
+  const popularity = await deriveWorkPopularity(stores.db);
+  stores.log.info(popularity, 'work popularity derived');
   return reports;
 }
 

@@ -29,7 +29,9 @@ export type BookDocument = Pick<
   work_title: string;
   author_ids: string[];
   author_names: string[];
-  /** The book's ratings_count (books.popularity). */
+  /** The name of the author credited first: the book is theirs more than a co-author's or contributor's. */
+  first_author: string | null;
+  /** The book's ratings_count (books.popularity) plus its work's popularity from readers and editions (work_popularity). */
   popularity: number;
   /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
   also_liked: string[];
@@ -45,7 +47,7 @@ export interface AuthorDocument {
   name_key: string;
   /** Distinct works of the author's live books. */
   work_count: number;
-  /** Sum of the popularity of the author's live books. */
+  /** Sum of the popularity of the author's live books, as their documents have it. */
   popularity: number;
   updated_seq: number;
 }
@@ -72,6 +74,7 @@ const BOOK_SELECT = (filter: string) => `
       'authors', coalesce(a.authors, '[]'::json),
       'author_ids', coalesce(a.ids, '[]'::json),
       'author_names', coalesce(a.names, '[]'::json),
+      'first_author', a.names->>0,
       'publisher', b.publisher,
       'year', b.year,
       'language', b.language,
@@ -80,13 +83,14 @@ const BOOK_SELECT = (filter: string) => `
       'physical_format', b.physical_format,
       -- The edition's subjects, else its work's: Open Library keeps most subjects on works.
       'subjects', coalesce(b.subjects, w.subjects, '{}'),
-      'popularity', b.popularity,
+      'popularity', b.popularity + coalesce(wp.popularity, 0),
       'average_rating', b.average_rating,
       'also_liked', coalesce(l.ids, '[]'::json),
       'updated_seq', $1::bigint
     )::text as json
     from books b
     cross join lateral (select kind, title, subjects from works where id = b.work_id offset 0) w
+    left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
     left join lateral (
       select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
              json_agg(ba.author_id order by ba.position) as ids,
@@ -114,9 +118,10 @@ const AUTHOR_SELECT = (filter: string) => `
          coalesce(s.popularity, 0)::bigint as popularity
     from authors a
     left join lateral (
-      select count(distinct b.work_id) as work_count, sum(b.popularity) as popularity
+      select count(distinct b.work_id) as work_count, sum(b.popularity + coalesce(wp.popularity, 0)) as popularity
         from book_authors ba
         cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null and deleted_at is null offset 0) b
+        left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
        where ba.author_id = a.id
     ) s on true
    where a.merged_into is null and a.deleted_at is null and ${filter}`;

@@ -8,6 +8,7 @@ import { GATHERING_KINDS, scoredIds, withPopularity, type ScoredId } from './sea
  * its series or author (which would hand the reader the book again). The next volume of its series
  * comes first; then four signals add up:
  *  - co-reading: the books its readers also liked (best first, from the ratings), the strongest;
+ *    then what readers of its author's other works also liked, which a book few readers rated still has;
  *  - the same series (the next volume is the likeliest next read);
  *  - the same author;
  *  - content: more_like_this over title, subtitle, series and author names.
@@ -18,6 +19,7 @@ import { GATHERING_KINDS, scoredIds, withPopularity, type ScoredId } from './sea
 const NEXT_IN_SERIES = 100;
 // Score of the first co-read book; the last of the list still gets half of it.
 const CO_READING = 30;
+const AUTHOR_CO_READING = 15;
 const SAME_SERIES = 20;
 const SAME_AUTHOR = 10;
 // Every book matches a little, so popular books fill the list when few are related.
@@ -27,18 +29,22 @@ export interface RecommendationSeed {
   book: BookRecord;
   /** Ids of the books its readers also liked, best first. */
   alsoLiked: readonly string[];
+  /** Ids of the books readers of its author's other works also liked, best first. */
+  authorAlsoLiked: readonly string[];
 }
 
-function coReading(alsoLiked: readonly string[]): estypes.QueryDslQueryContainer[] {
-  return alsoLiked.map((id, rank) => ({
-    constant_score: { filter: { term: { id } }, boost: CO_READING * (1 - rank / (2 * alsoLiked.length)) },
+/** A list of co-read books, best first: the first scores `weight`, the last about half of it. */
+function coReading(ids: readonly string[], weight: number): estypes.QueryDslQueryContainer[] {
+  return ids.map((id, rank) => ({
+    constant_score: { filter: { term: { id } }, boost: weight * (1 - rank / (2 * ids.length)) },
   }));
 }
 
-export async function recommendationHits(elastic: Elastic, index: string, { book, alsoLiked }: RecommendationSeed, size: number): Promise<ScoredId[]> {
+export async function recommendationHits(elastic: Elastic, index: string, { book, alsoLiked, authorAlsoLiked }: RecommendationSeed, size: number): Promise<ScoredId[]> {
   const authorIds = book.authors.map((author) => author.id);
   const should: estypes.QueryDslQueryContainer[] = [
-    ...coReading(alsoLiked),
+    ...coReading(alsoLiked, CO_READING),
+    ...coReading(authorAlsoLiked, AUTHOR_CO_READING),
     {
       more_like_this: {
         fields: ['title', 'subtitle', 'series', 'author_names'],

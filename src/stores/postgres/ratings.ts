@@ -178,3 +178,30 @@ export async function alsoLikedOf(db: Queryable, bookId: string): Promise<string
   const { rows } = await db.query<{ liked: string[] }>('select liked from book_also_liked where book_id = $1', [bookId]);
   return rows[0]?.liked ?? [];
 }
+
+/**
+ * What readers of an author's other works also liked: the "also liked" lists of the live books of
+ * `authorIds` outside the work `workId` (one list per work), merged, a list's first counting most.
+ * A book few readers rated still has, through its author's other books, readers of what that author
+ * writes. Best first, at most `limit`.
+ */
+export async function authorAlsoLikedOf(db: Queryable, authorIds: readonly string[], workId: string, limit = 20): Promise<string[]> {
+  if (authorIds.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `with lists as (
+       select distinct on (b.work_id) al.liked
+         from book_authors ba
+         join books b on b.id = ba.book_id and b.work_id <> $2 and b.merged_into is null and b.deleted_at is null
+         join book_also_liked al on al.book_id = b.id
+        where ba.author_id = any($1::text[])
+        order by b.work_id, b.id
+     )
+     select u.id
+       from lists cross join lateral unnest(lists.liked) with ordinality as u(id, ord)
+      group by u.id
+      order by sum(1 - (u.ord - 1) / (2.0 * cardinality(lists.liked))) desc, u.id
+      limit $3`,
+    [authorIds, workId, limit],
+  );
+  return rows.map((row) => row.id);
+}

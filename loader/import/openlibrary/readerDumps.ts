@@ -1,0 +1,139 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import type { Pool } from '../../../src/stores/postgres/pool.js';
+import { createProgress } from '../../index/progress.js';
+import { ReaderCounting, type ReaderDumpKind, type ReaderTally } from '../../stores/postgres/readerSignals.js';
+import type { ImportReport } from '../importer.js';
+
+/**
+ * Open Library's readers' dumps, published monthly beside the others (CC0):
+ *  - reading log (ol_dump_reading-log_DATE.txt.gz): work key, edition key or empty, shelf
+ *    (`Want to Read`, `Currently Reading`, `Already Read`), date;
+ *  - ratings (ol_dump_ratings_DATE.txt.gz): work key, edition key or empty, rating 1 to 5, date.
+ * Tab-separated, one reader's entry a line, no reader named. Only the counts per work are kept (see
+ * stores/postgres/readerSignals.ts): a dump replaces the counts of the previous one, so a second run
+ * of the same file changes nothing. A bad line is rejected with its line number and reason.
+ */
+
+// Lines summed in Node before PostgreSQL adds them up: most lines of a batch name few works.
+const TALLY_BATCH = 50_000;
+// A real dump can have many bad lines; the report lists this many and counts the rest.
+const LISTED_REJECTIONS = 1_000;
+
+const SHELVES: Record<string, keyof ReaderTally> = { 'Want to Read': 'wantToRead', 'Currently Reading': 'currentlyReading', 'Already Read': 'alreadyRead' };
+// Older dumps wrote keys without their path ("OL45804W") and a header line; empty and \N are a missing edition.
+const WORK_KEY = /^(?:\/works\/)?(OL\d+W)$/u;
+const EDITION_KEY = /^(?:(?:\/books\/)?OL\d+M|\\N)?$/u;
+const DATE = /^\d{4}-\d{2}-\d{2}(?:[ T][\d:.]+)?$/u;
+const HEADER = /^work_(?:key|id)\t/u;
+
+export interface ReaderLine {
+  /** The work's key as openlibrary_records holds it ("OL45804W"). */
+  workKey: string;
+  /** The shelf's counter, or `ratings` with the rating. */
+  field: keyof ReaderTally;
+  rating: number;
+}
+
+/** What a dump file holds, from its name as Open Library publishes it, else from its first line. */
+export function readerDumpKind(path: string, firstLine: string): ReaderDumpKind | null {
+  const name = basename(path);
+  if (/reading-log/u.test(name)) return 'reading-log';
+  if (/ratings/u.test(name)) return 'ratings';
+  const columns = firstLine.split('\t');
+  if (!WORK_KEY.test(columns[0] ?? '') && !HEADER.test(firstLine)) return null;
+  return /^[1-5]$/u.test(columns[2] ?? '') || /\trating\b/u.test(firstLine) ? 'ratings' : 'reading-log';
+}
+
+/** One line of a readers' dump: the entry, its rejection, or null for a blank or header line. */
+export function parseReaderLine(kind: ReaderDumpKind, text: string): ReaderLine | { rejected: string } | null {
+  const line = text.replace(/\r$/u, '');
+  if (line.trim() === '' || HEADER.test(line)) return null;
+  const columns = line.split('\t');
+  if (columns.length !== 4) return { rejected: `expected 4 tab-separated columns, got ${columns.length}` };
+  const [work, edition, value, date] = columns as [string, string, string, string];
+  const workKey = WORK_KEY.exec(work);
+  if (!workKey) return { rejected: `invalid work key "${work.slice(0, 40)}"` };
+  if (!EDITION_KEY.test(edition)) return { rejected: `invalid edition key "${edition.slice(0, 40)}"` };
+  if (!DATE.test(date)) return { rejected: `invalid date "${date.slice(0, 40)}"` };
+  if (kind === 'reading-log') {
+    const field = SHELVES[value];
+    if (field === undefined) return { rejected: `unknown shelf "${value.slice(0, 40)}" (Want to Read, Currently Reading or Already Read)` };
+    return { workKey: workKey[1]!, field, rating: 0 };
+  }
+  if (!/^[1-5]$/u.test(value)) return { rejected: `invalid rating "${value.slice(0, 40)}" (1 to 5)` };
+  return { workKey: workKey[1]!, field: 'ratings', rating: Number(value) };
+}
+
+const emptyTally = (): ReaderTally => ({ wantToRead: 0, currentlyReading: 0, alreadyRead: 0, ratings: 0, ratingSum: 0 });
+
+export async function importReaderDump(
+  path: string,
+  kind: ReaderDumpKind,
+  /** Opens the file's lines (see import.ts): called once counting can start, as the lines flow from then on. */
+  openLines: () => { lines: AsyncIterable<{ line: number; text: string }>; bytesRead: () => number },
+  db: Pool,
+  options: { progress?: boolean } = {},
+): Promise<ImportReport> {
+  const report: ImportReport = { source: `openlibrary ${basename(path)}`, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [], rejectedUnlisted: 0 };
+  const progress = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'lines' });
+  const size = (await stat(path)).size;
+  const counting = await ReaderCounting.open(db, kind);
+  try {
+    const dump = openLines();
+    let tallies = new Map<string, ReaderTally>();
+    let pending = 0;
+    const flush = async () => {
+      await counting.add(tallies);
+      const read = dump.bytesRead();
+      if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
+      progress?.add(pending);
+      tallies = new Map();
+      pending = 0;
+    };
+    for await (const { line, text } of dump.lines) {
+      const parsed = parseReaderLine(kind, text);
+      if (parsed === null) continue;
+      report.read += 1;
+      pending += 1;
+      if ('rejected' in parsed) {
+        if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push({ line, reason: parsed.rejected });
+        else report.rejectedUnlisted! += 1;
+        continue;
+      }
+      let tally = tallies.get(parsed.workKey);
+      if (tally === undefined) tallies.set(parsed.workKey, (tally = emptyTally()));
+      tally[parsed.field] += 1;
+      tally.ratingSum += parsed.rating;
+      report.imported += 1;
+      if (pending >= TALLY_BATCH) await flush();
+    }
+    await flush();
+    const outcome = await counting.finish();
+    report.inserted = outcome.inserted;
+    report.updated = outcome.updated;
+    report.unchanged = outcome.unchanged;
+  } finally {
+    await counting.close();
+    progress?.finish();
+  }
+  return report;
+}
+
+/** The first line of a dump file (decompressed when it ends in .gz), or '' for an empty file. */
+export async function firstLine(path: string): Promise<string> {
+  const file = createReadStream(path, { highWaterMark: 1 << 14 });
+  const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
+  file.on('error', (error) => input.destroy(error));
+  const reader = createInterface({ input, crlfDelay: Infinity });
+  try {
+    for await (const text of reader) return text;
+    return '';
+  } finally {
+    reader.close();
+    file.destroy();
+  }
+}
