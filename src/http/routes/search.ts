@@ -39,8 +39,10 @@ export const searchRoutes: readonly Route[] = [
         'Free text over title, subtitle, series and author names; case, diacritics and punctuation do not matter, and the last word also counts as the start of a word ' +
         '(search as you type). Typo tolerant: when the words as typed do not fill the page asked for, the search runs again reading each word up to its typos ' +
         '(one in a word of 3 to 5 letters, two from 6 letters, the first letter right), so a misspelt query finds what it meant and a well-spelt one is not diluted. ' +
-        'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: the words in the title (as a phrase best), then in the author names, ' +
-        'the series and the subtitle; popular books rank a little higher (the score is multiplied by 1 + 0.1 × log10(1 + ratings_count)). ' +
+        'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: how the book fits the query (its title or its series is the query, ' +
+        'then its first author\'s name, then a co-author\'s, then the query as a phrase of the title or of an author\'s name, then all its words in the title, anywhere, in the series); ' +
+        'a volume of a series the query names ranks a little above a book that only shares the name. Then popularity: readers who rated the book (`ratings_count`), ' +
+        'Open Library readers who shelved or rated its work, and its number of editions, so among books that fit alike the most read comes first. ' +
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
         '(The best matches are found first and only the first few hundred are ranked in full, so a deep page of a work with very many matching editions may come back short.) ' +
         SHORT_CACHE,
