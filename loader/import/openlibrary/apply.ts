@@ -4,6 +4,7 @@ import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../src
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
+import { claimCredits } from '../../stores/postgres/authors.js';
 import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,
@@ -97,6 +98,8 @@ class OlBatch {
   /** Credits of the books new in this batch, and the replaced credits of books that had some. */
   private readonly credits: { bookId: string; authorIds: string[] }[] = [];
   private readonly recredits: { bookId: string; authorIds: string[] }[] = [];
+  /** Credits of books that kept (or lost) them to another source's: evidence for author resolution. */
+  private readonly claims: { bookId: string; authorIds: string[] }[] = [];
   private readonly externalIds: ExternalId[] = [];
   private readonly merges: { kind: EntityKind; from: string; into: string }[] = [];
 
@@ -127,6 +130,7 @@ class OlBatch {
     await insertOlBooks(this.client, this.newBooks);
     await creditAuthors(this.client, this.credits);
     await replaceCredits(this.client, this.recredits);
+    await claimCredits(this.client, this.claims);
     await addExternalIds(this.client, this.externalIds);
     this.redirects(ofType('redirect'));
     await this.deletes(ofType('delete'));
@@ -309,6 +313,7 @@ class OlBatch {
       }
       const creditsWanted = authorIds.length > 0 && (ownsAll || book.author_ids.length === 0) ? authorIds : book.author_ids;
       const creditsChanged = creditsWanted.join() !== book.author_ids.join();
+      this.claims.push({ bookId: book.id, authorIds: [...authorIds, ...book.author_ids].filter((id) => !creditsWanted.includes(id)) });
       const revive = ownsAll && book.deleted_at !== null;
       if (!changed && !creditsChanged && !revive) {
         // A merge of the book's work is its change, recorded by the merge.
