@@ -95,6 +95,8 @@ class OlBatch {
   private readonly newAuthors: (OlAuthorRow & { name_key: string })[] = [];
   private readonly newWorks: (OlWorkRow & { work_key: string })[] = [];
   private readonly newBooks: OlBookRow[] = [];
+  /** Revised books, written after the new works and authors: a book may move to a work new in this batch. */
+  private readonly bookUpdates: OlBookUpdate[] = [];
   /** Credits of the books new in this batch, and the replaced credits of books that had some. */
   private readonly credits: { bookId: string; authorIds: string[] }[] = [];
   private readonly recredits: { bookId: string; authorIds: string[] }[] = [];
@@ -128,6 +130,7 @@ class OlBatch {
     await insertKeyed(this.client, 'authors', this.newAuthors);
     await insertKeyed(this.client, 'works', this.newWorks);
     await insertOlBooks(this.client, this.newBooks);
+    await updateOlBooks(this.client, this.bookUpdates);
     await creditAuthors(this.client, this.credits);
     await replaceCredits(this.client, this.recredits);
     await claimCredits(this.client, this.claims);
@@ -256,7 +259,6 @@ class OlBatch {
     const authorSurvivor = await survivors(this.client, 'authors', references.flatMap((ref) => ref.authorIds));
     const currentWorkKeys = await workKeys(this.client, stored.map((book) => book.work_id));
 
-    const updates: OlBookUpdate[] = [];
     for (const [index, record] of records.entries()) {
       const { edition } = record;
       const digest = digestOf(edition);
@@ -321,7 +323,7 @@ class OlBatch {
         else this.outcome.unchanged += 1;
         continue;
       }
-      updates.push({ id: book.id, work_id: movedWork, ...revised.fields, deleted_at: revive ? null : book.deleted_at });
+      this.bookUpdates.push({ id: book.id, work_id: movedWork, ...revised.fields, deleted_at: revive ? null : book.deleted_at });
       if (creditsChanged) {
         this.recredits.push({ bookId: book.id, authorIds: creditsWanted });
         for (const id of [...book.author_ids, ...creditsWanted]) this.outcome.touched.add(id);
@@ -331,7 +333,6 @@ class OlBatch {
       this.change('book', book.id, 'update');
       this.outcome.touched.add(book.work_id).add(movedWork);
     }
-    await updateOlBooks(this.client, updates);
   }
 
   private redirects(records: Extract<OlRecord, { type: 'redirect' }>[]): void {
