@@ -13,6 +13,7 @@ test('names that can be one person: initials for given names, a middle name more
     ['Sir Arthur Conan Doyle', 'Arthur Conan Doyle'],
     ['Andre Dubus III', 'Andre Dubus III'],
     ['Homer', 'Homer'],
+    ['David B.', 'DAVID B.'],
   ]) {
     t.true(sameAuthorNames(a!, b!), `${a} / ${b}`);
     t.true(sameAuthorNames(b!, a!), `${b} / ${a}`);

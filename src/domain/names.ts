@@ -206,9 +206,11 @@ function nameParts(name: string): { given: GivenName[]; surname: string; generat
  * or its initial, and the given names of the shorter in the longer, in order ("J.K. Rowling",
  * "Joanne K. Rowling", "Joanne Rowling"; "Ursula K. Le Guin", "Ursula Le Guin"). Spelling
  * variants, nicknames and typos ("Jeff" and "Jeffery") are refused: a wrong merge of two people
- * costs more than two records of one. A surname alone is one only with a surname alone ("Homer").
+ * costs more than two records of one. A surname alone is one only with a surname alone ("Homer");
+ * one identity key is one name whatever it holds ("David B.").
  */
 export function sameAuthorNames(a: string, b: string): boolean {
+  if (authorKey(a) === authorKey(b)) return authorKey(a) !== '';
   const one = nameParts(a);
   const other = nameParts(b);
   if (one.surname === '' || one.surname !== other.surname || one.generations !== other.generations) return false;
