@@ -402,28 +402,7 @@ async function main(): Promise<void> {
       ['edition_title', editionTitleQuery],
       ['surname_typos', surnameTyposQuery],
     ];
-    for (const [kind, make] of makers) {
-      let made = 0;
-      for (const book of goodbooksWithIsbn) {
-        if (made >= perKind) break;
-        const query = make(book);
-        const expected = query === null ? null : await bookWithIsbn(services, book.isbn13!);
-        if (query === null || expected === null) continue;
-        findable.push(await run(query, expected));
-        made += 1;
-      }
-      if (made < perKind) console.warn(`only ${made} ${kind} records`);
-    }
-    const popularAuthors = [...new Set(goodbooksRows.filter((row) => row.readers >= 20_000).flatMap((row) => row.authors.slice(0, 1)))];
-    for (let i = 0; i < perKind; i++) absent.push(await run(knownAuthorQuery(pick(popularAuthors)), null));
-
-    // Typos in the title with the surname alone; titles that open like another of the author's books.
-    const opening = shuffled(sharedOpenings(goodbooksRows.filter((row) => row.isbn13 !== null)));
-    const laterMakers: [FindableKind, readonly SourceBook[], (book: SourceBook) => Query | null][] = [
-      ['title_typos_surname', shuffled(goodbooksWithIsbn), titleTyposSurnameQuery],
-      ['shared_opening', opening, sharedOpeningQuery],
-    ];
-    for (const [kind, books, make] of laterMakers) {
+    const addFindable = async (kind: FindableKind, books: readonly SourceBook[], make: (book: SourceBook) => Query | null): Promise<void> => {
       let made = 0;
       for (const book of books) {
         if (made >= perKind) break;
@@ -434,7 +413,18 @@ async function main(): Promise<void> {
         made += 1;
       }
       if (made < perKind) console.warn(`only ${made} ${kind} records`);
-    }
+    };
+    for (const [kind, make] of makers) await addFindable(kind, goodbooksWithIsbn, make);
+    const popularAuthors = [...new Set(goodbooksRows.filter((row) => row.readers >= 20_000).flatMap((row) => row.authors.slice(0, 1)))];
+    for (let i = 0; i < perKind; i++) absent.push(await run(knownAuthorQuery(pick(popularAuthors)), null));
+
+    // Typos in the title with the surname alone; titles that open like another of the author's books.
+    const opening = shuffled(sharedOpenings(goodbooksRows.filter((row) => row.isbn13 !== null)));
+    const laterMakers: [FindableKind, readonly SourceBook[], (book: SourceBook) => Query | null][] = [
+      ['title_typos_surname', shuffled(goodbooksWithIsbn), titleTyposSurnameQuery],
+      ['shared_opening', opening, sharedOpeningQuery],
+    ];
+    for (const [kind, books, make] of laterMakers) await addFindable(kind, books, make);
     const byAuthor = new Map<string, SourceBook[]>();
     for (const row of [...goodbooksRows, ...bxRows]) for (const name of row.authors.slice(0, 1)) byAuthor.set(authorKey(name), [...(byAuthor.get(authorKey(name)) ?? []), row]);
     let otherEndings = 0;
