@@ -2,33 +2,10 @@ import test from 'ava';
 import { assess, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching.js';
 import type { BookRecord } from '../src/domain/records.js';
 import { titleSimilarity } from '../src/domain/similarity.js';
-import type { MatchResult } from '../src/services/match.js';
-import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { bookRecord } from './helpers/records.js';
+import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
 
-const book = (title: string, author: string): BookRecord => ({
-  id: 'bk_000000000001',
-  work_id: 'wk_000000000001',
-  kind: 'book',
-  isbn_13: null,
-  isbn_10: null,
-  title,
-  subtitle: null,
-  series: null,
-  series_number: null,
-  authors: [{ id: 'au_000000000001', name: author }],
-  publisher: null,
-  year: null,
-  language: null,
-  pages: null,
-  cover_url: null,
-  physical_format: null,
-  subjects: [],
-  description: null,
-  ratings_count: 0,
-  average_rating: null,
-  identifiers: {},
-  updated_at: '2024-01-01T00:00:00Z',
-});
+const book = (title: string, author: string) => bookRecord({ title, authors: [{ id: 'au_000000000001', name: author }] });
 const probe = (title: string, author: string): MatchProbe => ({ title, author, isbnText: null, isbn: null, year: null, publisher: null });
 const confidence = (title: string, author: string, of: BookRecord) => assess(probe(title, author), of, 'absent').confidence;
 
@@ -58,11 +35,7 @@ test.after.always(async () => {
   await search?.close();
 });
 
-const match = async (body: Record<string, unknown>): Promise<MatchResult> => {
-  const response = await search.post('/v1/match', JSON.stringify(body));
-  if (response.status !== 200) throw new Error(`${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as MatchResult;
-};
+const match = (body: Record<string, unknown>) => matchRecord(search, body);
 
 test('the author\'s books that share a title word are candidates when another word has more typos than the index tolerates', async (t) => {
   const result = await match({ title: 'Gone Grli', author: 'Gillian Flynn' });
