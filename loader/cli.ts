@@ -18,6 +18,7 @@ import { formatImportReport } from './import/report.js';
 import { ENTITY_KINDS, type EntityKind } from '../src/domain/ids.js';
 import { merge } from '../src/services/merge.js';
 import { regroupWorks } from './import/regroup.js';
+import { resolveAuthors } from './import/authors.js';
 import { createElastic, indexAliases } from '../src/stores/elasticsearch/client.js';
 import { importRatings } from './import/ratings.js';
 import { OL_BATCH, importOpenLibrary } from './import/openlibrary/import.js';
@@ -314,6 +315,18 @@ program
       withCache(async (cache) => {
         const outcome = await regroupWorks(db, cache);
         console.log(`regrouped works: ${outcome.merged} merged into others, ${outcome.revised} revised (key, title or kind)`);
+      }),
+    ),
+  );
+
+program
+  .command('resolve-authors')
+  .description('merge author records of one writer that sources keep apart: tied by a shared book or work and names that can be one person (idempotent)')
+  .action(() =>
+    withDatabase((db) =>
+      withCache(async (cache) => {
+        const outcome = await resolveAuthors(db, cache);
+        console.log(`resolved authors: ${outcome.authors} merged into others; ${outcome.works} works merged that their authors now share`);
       }),
     ),
   );

@@ -1,7 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { MATCH_THRESHOLD } from '../src/domain/matching.js';
-import type { MatchResult } from '../src/services/match.js';
-import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
 
 let search: SearchWorld;
@@ -13,11 +12,7 @@ test.after.always(async () => {
   await search?.close();
 });
 
-const match = async (body: Record<string, unknown>): Promise<MatchResult> => {
-  const response = await search.post('/v1/match', JSON.stringify(body));
-  if (response.status !== 200) throw new Error(`${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as MatchResult;
-};
+const match = (body: Record<string, unknown>) => matchRecord(search, body);
 
 const badRequest = async (t: ExecutionContext, body: string, message: string) => assertBadRequest(t, await search.post('/v1/match', body), message, body);
 

@@ -1,35 +1,11 @@
 import test from 'ava';
 import { parseIsbn } from '../src/domain/isbn.js';
 import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching.js';
-import type { BookRecord } from '../src/domain/records.js';
+import { bookRecord } from './helpers/records.js';
 import { authorSimilarity, editDistance, likelySameWork, publisherSimilarity, titleSimilarity, yearCloseness } from '../src/domain/similarity.js';
 import { withoutTrailingParenthetical } from '../src/domain/titles.js';
 
-const book = (fields: Partial<BookRecord>): BookRecord => ({
-  id: 'bk_000000000001',
-  work_id: 'wk_000000000001',
-  kind: 'book',
-  isbn_13: null,
-  isbn_10: null,
-  title: 'Untitled',
-  subtitle: null,
-  series: null,
-  series_number: null,
-  authors: [],
-  publisher: null,
-  year: null,
-  language: null,
-  pages: null,
-  cover_url: null,
-  physical_format: null,
-  subjects: [],
-  description: null,
-  ratings_count: 0,
-  average_rating: null,
-  identifiers: {},
-  updated_at: '2024-01-01T00:00:00Z',
-  ...fields,
-});
+const book = bookRecord;
 
 const probe = (fields: Partial<MatchProbe>): MatchProbe => ({ title: null, isbnText: null, isbn: null, author: null, year: null, publisher: null, ...fields });
 

@@ -25,6 +25,7 @@ import {
   type EditionFields,
   type StoredEdition,
 } from '../stores/postgres/editions.js';
+import { claimCredits } from '../stores/postgres/authors.js';
 
 /**
  * How a batch of editions enters the catalogue: one transaction that upserts the editions with
@@ -215,6 +216,7 @@ async function reviseEdition(
   const offeredAuthors = [...new Set(input.authors.map((author) => authorIds.get(author.key)!))];
   const authorsWanted = policy.owns.has('authors') || current.length === 0 ? offeredAuthors : current;
   const authorsChanged = authorsWanted.join() !== current.join();
+  await claimCredits(client, [{ bookId: row.id, authorIds: [...offeredAuthors, ...current].filter((id) => !authorsWanted.includes(id)) }]);
 
   if (Object.keys(changed).length === 0 && !authorsChanged) {
     outcome.unchanged += 1;

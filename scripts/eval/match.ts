@@ -4,7 +4,7 @@
 //   node --import tsx scripts/eval/match.ts [--fresh] [--seed 7] [--findable 800] [--absent 300] [--synthetic 100] [--per-kind 150] [--verbose]
 //
 // The catalogue: goodbooks-10k books.csv and Book-Crossing BX-Books.csv, minus the held-out books,
-// in the database `bookmeta_eval_match` and the indices `bookmeta-eval-match-*` (built on the first
+// in the database `bookmeta_eval_match_<seed>` and the indices `bookmeta-eval-match-<seed>-*` (built on the first
 // run or with --fresh; later runs reuse them, so the held-out set must not change: keep the seed
 // and --absent, or pass --fresh).
 //
@@ -18,15 +18,20 @@
 //    has another ("Harry Potter and the Philosopher's Stone" for the Sorcerer's Stone), with its author;
 //  - edition_title: a goodbooks book asked for under another edition's title, an imprint, format,
 //    language edition, volume or reading-group label in parentheses ("1984 (Signet Classics)");
-//  - surname_typos: title and author, with two typos in a surname of six letters or more.
+//  - surname_typos: title and author, with two typos in a surname of six letters or more;
+//  - title_typos_surname: two typos in the title, the author by surname alone;
+//  - shared_opening: a book whose author has another opening with the same two words ("Death of a
+//    Gossip", "Death of a Cad"), as written.
 // Absent records, by kind (wrong means any match at all):
 //  - held_out: Book-Crossing books held out of the catalogue (no book by the same author with a
 //    similar title stays in), with the same noise; split by whether the catalogue knows the author;
 //  - made_up: made-up titles by made-up authors;
-//  - known_author: made-up titles credited to a goodbooks author (the catalogue has their books).
+//  - known_author: made-up titles credited to a goodbooks author (the catalogue has their books);
+//  - other_ending: a goodbooks book's title with its last word another ("Death of a Lighthouse"),
+//    credited to its author: it must not match the book it opens like.
 // Calibration: of the matches made with a confidence in a band, how many are right.
 //
-// Targets: right for at least 97% of findable records; a match for at most 1% of absent ones.
+// Targets: right for at least 98% of findable records; a match for at most 1% of absent ones.
 
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -110,8 +115,8 @@ function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: numbe
 
 type Noise = 'series' | 'subtitle' | 'article' | 'punctuation' | 'case' | 'diacritics' | 'typo' | 'initials' | 'surname_first' | 'contributor' | 'no_author';
 
-type FindableKind = 'noisy' | 'original_title' | 'edition_title' | 'surname_typos';
-type AbsentKind = 'held_out' | 'made_up' | 'known_author';
+type FindableKind = 'noisy' | 'original_title' | 'edition_title' | 'surname_typos' | 'title_typos_surname' | 'shared_opening';
+type AbsentKind = 'held_out' | 'made_up' | 'known_author' | 'other_ending';
 
 interface Query {
   body: { title: string; author?: string; year?: number; publisher?: string; isbn?: string };
@@ -284,6 +289,45 @@ function surnameTyposQuery(book: SourceBook): Query | null {
   return { body: { title: splitTitle(book.rawTitle).title, author: [...given, twice].join(' ') }, noise: [], kind: 'surname_typos' };
 }
 
+/** Two typos in the title, the author by surname alone ("Kinsela" for Sophie Kinsella). */
+function titleTyposSurnameQuery(book: SourceBook): Query | null {
+  const title = splitTitle(book.rawTitle).title;
+  const twice = typo(typo(title));
+  const { surname } = nameParts(book.authors[0] ?? '');
+  if (surname === '' || editDistance(twice.toLowerCase(), title.toLowerCase(), 2) !== 2) return null;
+  return { body: { title: twice, author: surname }, noise: [], kind: 'title_typos_surname' };
+}
+
+const words = (title: string): string[] => titleKey(title).split(' ').filter((word) => word !== '');
+
+/**
+ * Books whose author has another book with the same first two title words and another ending
+ * ("Death of a Gossip", "Death of a Cad"): asked for as written, the book itself must win.
+ */
+function sharedOpenings(rows: SourceBook[]): SourceBook[] {
+  const byOpening = new Map<string, SourceBook[]>();
+  for (const row of rows) {
+    const key = words(splitTitle(row.rawTitle).title);
+    if (key.length < 3 || row.authors.length === 0) continue;
+    const opening = `${authorKey(row.authors[0]!)}|${key.slice(0, 2).join(' ')}`;
+    byOpening.set(opening, [...(byOpening.get(opening) ?? []), row]);
+  }
+  return [...byOpening.values()].filter((group) => new Set(group.map((row) => titleKey(splitTitle(row.rawTitle).title))).size > 1).flat();
+}
+
+function sharedOpeningQuery(book: SourceBook): Query {
+  return { body: { title: splitTitle(book.rawTitle).title, author: book.authors[0]! }, noise: [], kind: 'shared_opening' };
+}
+
+/** A book the catalogue lacks: the title of one of the author's books, its last word another ("Death of a Lighthouse"). */
+function otherEndingQuery(book: SourceBook, known: readonly SourceBook[]): Query | null {
+  const title = splitTitle(book.rawTitle).title.split(' ');
+  if (title.length < 3 || !/^\p{L}{4,}$/u.test(title.at(-1)!)) return null;
+  const made = [...title.slice(0, -1), pick(NOUNS)].join(' ');
+  if (known.some((other) => titleSimilarity(made, asBook(other)) >= 0.9)) return null;
+  return { body: { title: made, author: book.authors[0]! }, noise: [], kind: 'other_ending' };
+}
+
 // ------------------------------------------------------------------------------------------------
 // Running
 
@@ -306,7 +350,7 @@ async function main(): Promise<void> {
   const heldOut = holdOut(goodbooksRows, bxRows, Number(options.absent));
   const heldOutLines = new Set(heldOut.map((row) => row.line));
 
-  const world = await openEvalWorld('bookmeta_eval_match', options.fresh, async (db) => {
+  const world = await openEvalWorld(`bookmeta_eval_match_${options.seed}`, options.fresh, async (db) => {
     const quiet = createLogger('silent');
     await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log: quiet });
     const kept = join(tmpdir(), `eval-match-bx-${process.pid}.csv`);
@@ -358,9 +402,9 @@ async function main(): Promise<void> {
       ['edition_title', editionTitleQuery],
       ['surname_typos', surnameTyposQuery],
     ];
-    for (const [kind, make] of makers) {
+    const addFindable = async (kind: FindableKind, books: readonly SourceBook[], make: (book: SourceBook) => Query | null): Promise<void> => {
       let made = 0;
-      for (const book of goodbooksWithIsbn) {
+      for (const book of books) {
         if (made >= perKind) break;
         const query = make(book);
         const expected = query === null ? null : await bookWithIsbn(services, book.isbn13!);
@@ -369,9 +413,28 @@ async function main(): Promise<void> {
         made += 1;
       }
       if (made < perKind) console.warn(`only ${made} ${kind} records`);
-    }
+    };
+    for (const [kind, make] of makers) await addFindable(kind, goodbooksWithIsbn, make);
     const popularAuthors = [...new Set(goodbooksRows.filter((row) => row.readers >= 20_000).flatMap((row) => row.authors.slice(0, 1)))];
     for (let i = 0; i < perKind; i++) absent.push(await run(knownAuthorQuery(pick(popularAuthors)), null));
+
+    // Typos in the title with the surname alone; titles that open like another of the author's books.
+    const opening = shuffled(sharedOpenings(goodbooksRows.filter((row) => row.isbn13 !== null)));
+    const laterMakers: [FindableKind, readonly SourceBook[], (book: SourceBook) => Query | null][] = [
+      ['title_typos_surname', shuffled(goodbooksWithIsbn), titleTyposSurnameQuery],
+      ['shared_opening', opening, sharedOpeningQuery],
+    ];
+    for (const [kind, books, make] of laterMakers) await addFindable(kind, books, make);
+    const byAuthor = new Map<string, SourceBook[]>();
+    for (const row of [...goodbooksRows, ...bxRows]) for (const name of row.authors.slice(0, 1)) byAuthor.set(authorKey(name), [...(byAuthor.get(authorKey(name)) ?? []), row]);
+    let otherEndings = 0;
+    for (const book of shuffled(goodbooksWithIsbn)) {
+      if (otherEndings >= perKind) break;
+      const query = otherEndingQuery(book, byAuthor.get(authorKey(book.authors[0]!)) ?? []);
+      if (query === null) continue;
+      absent.push(await run(query, null));
+      otherEndings += 1;
+    }
 
     const keptAuthors = new Set([...goodbooksRows, ...bxRows.filter((row) => !heldOutLines.has(row.line))].flatMap((row) => row.authors.map(authorKey)));
     const absentKind = (outcome: Outcome): string =>
@@ -385,14 +448,14 @@ async function main(): Promise<void> {
     const latencies = [...findable, ...absent].map((outcome) => outcome.ms);
 
     console.log(`match evaluation (seed ${options.seed}, threshold ${MATCH_THRESHOLD})`);
-    console.log(`findable: ${findable.length} records; right match ${pct(findable.length - misses.length, findable.length)} (target >= 97%)`);
-    for (const kind of ['noisy', 'original_title', 'edition_title', 'surname_typos']) {
+    console.log(`findable: ${findable.length} records; right match ${pct(findable.length - misses.length, findable.length)} (target >= 98%)`);
+    for (const kind of ['noisy', 'original_title', 'edition_title', 'surname_typos', 'title_typos_surname', 'shared_opening']) {
       const ofKind = findable.filter((outcome) => outcome.query.kind === kind);
       console.log(`  ${kind.padEnd(26)} ${pct(ofKind.filter(right).length, ofKind.length).padStart(6)} right of ${ofKind.length}`);
     }
     console.log(`          right or a twin work of the same title and author ${pct(findable.filter(rightOrTwin).length, findable.length)}; right first candidate, threshold aside ${pct(findable.filter(firstCandidateRight).length, findable.length)}`);
     console.log(`absent:   ${absent.length} records; matched anyway ${pct(falseMatches.length, absent.length)} (target <= 1%)`);
-    for (const kind of ['held_out, known author', 'held_out, unknown author', 'made_up', 'known_author']) {
+    for (const kind of ['held_out, known author', 'held_out, unknown author', 'made_up', 'known_author', 'other_ending']) {
       const ofKind = absent.filter((outcome) => absentKind(outcome) === kind);
       console.log(`  ${kind.padEnd(26)} ${pct(ofKind.filter((outcome) => outcome.result.match !== null).length, ofKind.length).padStart(6)} matched of ${ofKind.length}`);
     }

@@ -127,22 +127,29 @@ function withGenerationsLast(tokens: string[]): string[] {
  * and "JK ROWLING" gives "jk rowling" anyway, because joined initials read the same as the token.
  */
 export function authorKey(name: string): string {
+  return keyWords(name)
+    .map((word) => word.text)
+    .join(' ');
+}
+
+/** The words of a name's identity key (see authorKey), each marked as joined initials or a word. */
+function keyWords(name: string): { text: string; initials: boolean }[] {
   const tokens = tokensInReadingOrder(name);
   const capitalsAreInitials = !isAllCaps(name);
-  const words: string[] = [];
+  const words: { text: string; initials: boolean }[] = [];
   let initials = '';
   for (const token of tokens) {
     if (isInitials(token, capitalsAreInitials)) {
       initials += bareToken(token);
       continue;
     }
-    if (initials !== '') words.push(initials);
+    if (initials !== '') words.push({ text: initials, initials: true });
     initials = '';
     // Hyphens and other inner punctuation separate words: "Saint-Exupéry" matches "Saint Exupery".
-    words.push(...foldText(token).replace(/[.'’]/gu, '').split(/[^\p{L}\p{N}]+/u));
+    for (const text of foldText(token).replace(/[.'’]/gu, '').split(/[^\p{L}\p{N}]+/u)) words.push({ text, initials: false });
   }
-  if (initials !== '') words.push(initials);
-  return words.filter((word) => word !== '').join(' ');
+  if (initials !== '') words.push({ text: initials, initials: true });
+  return words.filter((word) => word.text !== '');
 }
 
 function isInitials(token: string, capitalsAreInitials: boolean): boolean {
@@ -171,6 +178,54 @@ export function workAuthorKey(key: string): string {
   const [first, ...rest] = words;
   if (first === undefined) return key;
   return rest.length === 0 ? first : `${first[0]} ${rest.at(-1)}`;
+}
+
+/** A given name as a key holds it: a word, or one initial. */
+type GivenName = { word: string } | { initial: string };
+
+const sameGivenName = (a: GivenName, b: GivenName): boolean =>
+  'word' in a && 'word' in b ? a.word === b.word : ('word' in a ? a.word[0] : a.initial) === ('word' in b ? b.word[0] : b.initial);
+
+/** A name as its identity key reads it: given names (joined initials one per letter), surname, generation suffixes. */
+function nameParts(name: string): { given: GivenName[]; surname: string; generations: string } {
+  const words = keyWords(name).filter((word) => affixKind(word.text) === null);
+  const surname = words.pop();
+  return {
+    given: words.flatMap<GivenName>((word) => (word.initials ? [...word.text].map((initial) => ({ initial })) : [{ word: word.text }])),
+    surname: surname === undefined || surname.initials ? '' : surname.text,
+    generations: keyWords(name)
+      .map((word) => word.text)
+      .filter(isGenerationWord)
+      .join(' '),
+  };
+}
+
+/**
+ * Whether two names can be one person, for joining author records that other evidence (a shared
+ * book or work) already ties: the same surname and generation suffix, the same first given name
+ * or its initial, and the given names of the shorter in the longer, in order ("J.K. Rowling",
+ * "Joanne K. Rowling", "Joanne Rowling"; "Ursula K. Le Guin", "Ursula Le Guin"). Spelling
+ * variants, nicknames and typos ("Jeff" and "Jeffery") are refused: a wrong merge of two people
+ * costs more than two records of one. A surname alone is one only with a surname alone ("Homer");
+ * one identity key is one name whatever it holds ("David B.").
+ */
+export function sameAuthorNames(a: string, b: string): boolean {
+  if (authorKey(a) === authorKey(b)) return authorKey(a) !== '';
+  const one = nameParts(a);
+  const other = nameParts(b);
+  if (one.surname === '' || one.surname !== other.surname || one.generations !== other.generations) return false;
+  const [shorter, longer] = one.given.length <= other.given.length ? [one.given, other.given] : [other.given, one.given];
+  const [first, ...rest] = shorter;
+  const [longerFirst, ...longerRest] = longer;
+  if (first === undefined || longerFirst === undefined) return longerFirst === undefined;
+  if (!sameGivenName(first, longerFirst)) return false;
+  let at = 0;
+  for (const name of rest) {
+    while (at < longerRest.length && !sameGivenName(name, longerRest[at]!)) at++;
+    if (at === longerRest.length) return false;
+    at++;
+  }
+  return true;
 }
 
 // Lower-case particles of surnames, when they are not the first or last word of the name.

@@ -45,26 +45,53 @@ const TYPO_CREDIT = 0.9;
 
 /** Dice coefficient of two word lists, words matching up to typos (for less), each word used once. */
 function wordOverlap(a: readonly string[], b: readonly string[]): number {
-  return a.length === 0 || b.length === 0 ? 0 : (2 * sharedWords(a, b)) / (a.length + b.length);
+  return a.length === 0 || b.length === 0 ? 0 : (2 * sharedWords(a, b).shared) / (a.length + b.length);
 }
 
-/** How many words of a are in b, up to typos (for less), each word of b used once. */
-function sharedWords(a: readonly string[], b: readonly string[]): number {
+/** How many words of a are in b, up to typos (for less), each word of b used once; and the words of each left over. */
+function sharedWords(a: readonly string[], b: readonly string[]): { shared: number; onlyA: string[]; onlyB: string[] } {
   const unused = [...b];
+  const onlyA: string[] = [];
   let shared = 0;
   for (const word of a) {
     const exact = unused.indexOf(word);
     const index = exact >= 0 ? exact : unused.findIndex((other) => sameWord(word, other));
-    if (index < 0) continue;
+    if (index < 0) {
+      onlyA.push(word);
+      continue;
+    }
     unused.splice(index, 1);
     shared += exact >= 0 ? 1 : TYPO_CREDIT;
   }
-  return shared;
+  return { shared, onlyA, onlyB: unused };
+}
+
+// Two typos in one word of five letters or more ("Shnining" for "Shining"), among words that match
+// nothing else, still make the word, for less than one typo.
+const TWO_TYPOS_WORD_FROM = 5;
+const TWO_TYPOS_WORD_CREDIT = 0.85;
+// Words that tell titles apart only with others around them.
+const MINOR_WORDS = new Set(['a', 'an', 'the', 'of', 'and', 'in', 'on', 'at', 'to', 'for', 'with', 'from', 'by', 'or', 'de', 'la', 'le', 'les', 'el', 'los', 'las', 'der', 'die', 'das', 'und', 'et', 'y', 'du', 'des', 'il']);
+// A distinctive word where the book's title has another one says another book: "Death of a Cad" is
+// not "Death of a Gossip", though they share three words of four. Each such pair costs this much of
+// the likeness. A word only added or left out costs what the overlap says.
+const OTHER_WORD_COST = 0.25;
+
+/**
+ * Words of one title that, after pairing, stand where the other has a distinctive word of its own:
+ * not a piece of it ("spider" and "spiderman"), nor a short word with typos ("grli" and "girl").
+ * Another number is always another word: "Book 2" is not "Book 3".
+ */
+function otherWords(onlyA: readonly string[], onlyB: readonly string[]): number {
+  const akin = (word: string, other: string) => !/\p{N}/u.test(word + other) && (other.includes(word) || word.includes(other) || editDistance(word, other, 2) <= 2);
+  const distinctive = (words: readonly string[], others: readonly string[]) => words.filter((word) => !MINOR_WORDS.has(word) && !others.some((other) => akin(word, other))).length;
+  return Math.min(distinctive(onlyA, onlyB), distinctive(onlyB, onlyA));
 }
 
 /**
  * Likeness of a title as given to a book's (keys): the better of shared words and shared
- * characters (which sees "spider man" in "spiderman"). Words the record adds count more against it
+ * characters (which sees "spider man" in "spiderman"), less for each distinctive word the two
+ * titles put in one place (see OTHER_WORD_COST). Words the record adds count more against it
  * than words it leaves out: "The Hunger Games Cookbook" says it is another book than "The Hunger
  * Games", while "Hunger Games" only says less.
  */
@@ -74,9 +101,19 @@ function keySimilarity(given: string, book: string): number {
   const characters = 1 - editDistance(given, book, Math.ceil(longest / 2)) / longest;
   const a = given.split(' ');
   const b = book.split(' ');
-  const shared = sharedWords(a, b);
+  const paired = sharedWords(a, b);
+  const onlyB = [...paired.onlyB];
+  const onlyA = paired.onlyA.filter((word) => {
+    const index = word.length < TWO_TYPOS_WORD_FROM ? -1 : onlyB.findIndex((other) => other.length >= TWO_TYPOS_WORD_FROM && editDistance(word, other, 2) <= 2);
+    if (index < 0) return true;
+    onlyB.splice(index, 1);
+    return false;
+  });
+  const shared = paired.shared + TWO_TYPOS_WORD_CREDIT * (paired.onlyA.length - onlyA.length);
   const words = a.length > b.length ? shared / a.length : (2 * shared) / (a.length + b.length);
-  return Math.max(words, characters);
+  // Titles with no word in common are far apart already: the cost is for those alike in the rest.
+  const otherWordsCost = shared > 0 ? OTHER_WORD_COST * otherWords(onlyA, onlyB) : 0;
+  return Math.max(0, Math.max(words, characters) - otherWordsCost);
 }
 
 // "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.

@@ -1,5 +1,6 @@
 import { reindex } from '../../loader/index/reindex.js';
 import type { RunningServer } from '../../src/server.js';
+import type { MatchResult } from '../../src/services/match.js';
 import { loadSampleCatalogue } from './catalogue.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './env.js';
 import { loaderDeps } from './indexing.js';
@@ -42,4 +43,11 @@ export async function openSearchWorld(prepare: (world: TestWorld) => Promise<voi
     await world.destroy();
     throw error;
   }
+}
+
+/** POST /v1/match with a record; anything but a 200 fails the test with the answer. */
+export async function matchRecord(search: SearchWorld, body: Record<string, unknown>): Promise<MatchResult> {
+  const response = await search.post('/v1/match', JSON.stringify(body));
+  if (response.status !== 200) throw new Error(`${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as MatchResult;
 }

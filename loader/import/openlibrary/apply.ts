@@ -4,6 +4,7 @@ import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../src
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
+import { claimCredits } from '../../stores/postgres/authors.js';
 import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,
@@ -94,9 +95,13 @@ class OlBatch {
   private readonly newAuthors: (OlAuthorRow & { name_key: string })[] = [];
   private readonly newWorks: (OlWorkRow & { work_key: string })[] = [];
   private readonly newBooks: OlBookRow[] = [];
+  /** Revised books, written after the new works and authors: a book may move to a work new in this batch. */
+  private readonly bookUpdates: OlBookUpdate[] = [];
   /** Credits of the books new in this batch, and the replaced credits of books that had some. */
   private readonly credits: { bookId: string; authorIds: string[] }[] = [];
   private readonly recredits: { bookId: string; authorIds: string[] }[] = [];
+  /** Credits of books that kept (or lost) them to another source's: evidence for author resolution. */
+  private readonly claims: { bookId: string; authorIds: string[] }[] = [];
   private readonly externalIds: ExternalId[] = [];
   private readonly merges: { kind: EntityKind; from: string; into: string }[] = [];
 
@@ -125,8 +130,10 @@ class OlBatch {
     await insertKeyed(this.client, 'authors', this.newAuthors);
     await insertKeyed(this.client, 'works', this.newWorks);
     await insertOlBooks(this.client, this.newBooks);
+    await updateOlBooks(this.client, this.bookUpdates);
     await creditAuthors(this.client, this.credits);
     await replaceCredits(this.client, this.recredits);
+    await claimCredits(this.client, this.claims);
     await addExternalIds(this.client, this.externalIds);
     this.redirects(ofType('redirect'));
     await this.deletes(ofType('delete'));
@@ -252,7 +259,6 @@ class OlBatch {
     const authorSurvivor = await survivors(this.client, 'authors', references.flatMap((ref) => ref.authorIds));
     const currentWorkKeys = await workKeys(this.client, stored.map((book) => book.work_id));
 
-    const updates: OlBookUpdate[] = [];
     for (const [index, record] of records.entries()) {
       const { edition } = record;
       const digest = digestOf(edition);
@@ -309,6 +315,7 @@ class OlBatch {
       }
       const creditsWanted = authorIds.length > 0 && (ownsAll || book.author_ids.length === 0) ? authorIds : book.author_ids;
       const creditsChanged = creditsWanted.join() !== book.author_ids.join();
+      this.claims.push({ bookId: book.id, authorIds: [...authorIds, ...book.author_ids].filter((id) => !creditsWanted.includes(id)) });
       const revive = ownsAll && book.deleted_at !== null;
       if (!changed && !creditsChanged && !revive) {
         // A merge of the book's work is its change, recorded by the merge.
@@ -316,7 +323,7 @@ class OlBatch {
         else this.outcome.unchanged += 1;
         continue;
       }
-      updates.push({ id: book.id, work_id: movedWork, ...revised.fields, deleted_at: revive ? null : book.deleted_at });
+      this.bookUpdates.push({ id: book.id, work_id: movedWork, ...revised.fields, deleted_at: revive ? null : book.deleted_at });
       if (creditsChanged) {
         this.recredits.push({ bookId: book.id, authorIds: creditsWanted });
         for (const id of [...book.author_ids, ...creditsWanted]) this.outcome.touched.add(id);
@@ -326,7 +333,6 @@ class OlBatch {
       this.change('book', book.id, 'update');
       this.outcome.touched.add(book.work_id).add(movedWork);
     }
-    await updateOlBooks(this.client, updates);
   }
 
   private redirects(records: Extract<OlRecord, { type: 'redirect' }>[]): void {

@@ -4,7 +4,8 @@ import { contentWords, MATCH_FUZZY, type Spelling } from './search.js';
 
 /**
  * Candidate books for /v1/match: the editions whose title is close to the given one (stemming, a
- * dropped article, a last word cut short and, when tolerated, typos), the author's books first.
+ * dropped article, a last word cut short and, when tolerated, typos, then also the author's books
+ * that share one title word), the author's books first.
  * Deciding among them is domain/matching.ts's job; this only has to put the right book among the
  * first few. Stop words are left out of what must match ("The Kingdom of the North" needs
  * "kingdom" and "north", see contentWords), so that a title does not make half a large catalogue a
@@ -62,6 +63,10 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
                 { match: { all_text: { query: contentWords(probe.fullTitle), ...typos, minimum_should_match: MOST } } },
                 // The title the work is known by: the original one, or another edition's.
                 { match: { work_title: { query: title, ...typos, minimum_should_match: MOST } } },
+                // The author's books that share a word of the title: another word may have more typos than a fuzzy match allows ("Metro Gibs").
+                ...(mode === 'typos' && probe.author !== null
+                  ? [{ bool: { filter: [{ match: { author_names: { query: probe.author, ...typos } } }], must: [{ match: { title: { query: title, ...typos } } }] } }]
+                  : []),
               ],
             },
           },

@@ -1,0 +1,92 @@
+import { sameAuthorNames } from '../../src/domain/names.js';
+import { merge } from '../../src/services/merge.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
+import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
+import { authorRecords, authorsSharingWorks, authoredWorks, type AuthorRecord, type AuthoredWork } from '../stores/postgres/authors.js';
+import { workKey } from './sourceFields.js';
+
+/**
+ * One author is one record, whatever the source. Each source resolves names to its own records
+ * (Open Library by its keys, goodbooks and Book-Crossing by the name's identity key), so one writer
+ * may be two records. Two records are merged, through the merge machinery (301s, the change feed,
+ * dropped caches), only when the catalogue ties them: both are credited, or claimed by another
+ * source, on books of one work (a shared ISBN is one book, so one work), and their names can be one
+ * person (sameAuthorNames). A name alone never merges: namesakes are common.
+ *
+ * Which record survives: the Open Library one, because its key is an identity the next dump updates
+ * by (a merged record would stop taking its revisions) and Open Library tells its homonyms apart;
+ * between two records of other sources, the older, whose id has been answering longest. Two Open
+ * Library records are never merged here: Open Library keeps them apart on purpose, or redirects one.
+ * A record tied to two Open Library authors stays as it is.
+ *
+ * Then works split only because their authors were two records are grouped: live works whose most
+ * popular edition has the same first author and the same work title are merged into the Open
+ * Library work (its grouping wins, as on import), or, with none, into the most popular. Running it
+ * again changes nothing.
+ */
+
+export interface AuthorResolution {
+  /** Author records merged into another. */
+  authors: number;
+  /** Works merged into another because their authors now are one. */
+  works: number;
+}
+
+export async function resolveAuthors(db: Pool, cache: ResponseCache | null): Promise<AuthorResolution> {
+  const outcome: AuthorResolution = { authors: 0, works: 0 };
+  // A merge credits the survivor with the merged record's books, which may tie it to a third record.
+  for (let merged = await mergeAuthorPass(db, cache); merged > 0; merged = await mergeAuthorPass(db, cache)) outcome.authors += merged;
+  outcome.works = await groupWorks(db, cache);
+  return outcome;
+}
+
+/** Survivor first: Open Library's record, then the older, then the smaller id. */
+function survivorOrder(a: AuthorRecord, b: AuthorRecord): number {
+  if (a.openLibrary !== b.openLibrary) return a.openLibrary ? -1 : 1;
+  return a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
+}
+
+const namesAgree = (a: AuthorRecord, b: AuthorRecord): boolean => a.names.some((name) => b.names.some((other) => sameAuthorNames(name, other)));
+
+async function mergeAuthorPass(db: Pool, cache: ResponseCache | null): Promise<number> {
+  const pairs = await authorsSharingWorks(db);
+  const records = await authorRecords(db, [...new Set(pairs.flatMap((pair) => [pair.a, pair.b]))]);
+  // For each record, the records it may be merged into: tied to it, of a compatible name, ranked above it.
+  const targets = new Map<string, AuthorRecord[]>();
+  for (const pair of pairs) {
+    const [into, from] = [records.get(pair.a)!, records.get(pair.b)!].sort(survivorOrder);
+    if (from!.openLibrary || !namesAgree(from!, into!)) continue;
+    targets.set(from!.id, [...(targets.get(from!.id) ?? []), into!]);
+  }
+  let merged = 0;
+  for (const [fromId, candidates] of targets) {
+    const openLibrary = candidates.filter((candidate) => candidate.openLibrary);
+    if (openLibrary.length > 1) continue;
+    const into = openLibrary[0] ?? candidates.sort(survivorOrder)[0]!;
+    // Each merge waits for the next pass when its survivor was merged in this one: the next pass sees it anew.
+    const outcome = await merge(db, cache, 'author', fromId, into.id);
+    if (outcome.merged) merged += 1;
+  }
+  return merged;
+}
+
+async function groupWorks(db: Pool, cache: ResponseCache | null): Promise<number> {
+  const groups = new Map<string, AuthoredWork[]>();
+  for (const work of await authoredWorks(db)) {
+    const key = `${workKey(work.title, undefined)}${work.authorId}`;
+    groups.set(key, [...(groups.get(key) ?? []), work]);
+  }
+  let merged = 0;
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const openLibrary = group.filter((work) => work.openLibrary);
+    if (openLibrary.length > 1) continue; // Open Library keeps these apart: which of them ours would join is unknown
+    const survivor = openLibrary[0] ?? group.reduce((best, work) => (work.popularity > best.popularity ? work : best));
+    for (const work of group) {
+      if (work.id === survivor.id) continue;
+      const outcome = await merge(db, cache, 'work', work.id, survivor.id);
+      if (outcome.merged) merged += 1;
+    }
+  }
+  return merged;
+}

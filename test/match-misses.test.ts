@@ -1,0 +1,48 @@
+import test from 'ava';
+import { assess, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching.js';
+import type { BookRecord } from '../src/domain/records.js';
+import { titleSimilarity } from '../src/domain/similarity.js';
+import { bookRecord } from './helpers/records.js';
+import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
+
+const book = (title: string, author: string) => bookRecord({ title, authors: [{ id: 'au_000000000001', name: author }] });
+const probe = (title: string, author: string): MatchProbe => ({ title, author, isbnText: null, isbn: null, year: null, publisher: null });
+const confidence = (title: string, author: string, of: BookRecord) => assess(probe(title, author), of, 'absent').confidence;
+
+test('a title that opens like another book of the author but ends in another distinctive word is not that book', (t) => {
+  const gossip = book('Death of a Gossip', 'M.C. Beaton');
+  t.true(confidence('Death of a Cad', 'M.C. Beaton', gossip) < MATCH_THRESHOLD);
+  t.true(confidence('The World According to Lighthouse', 'John Irving', book('The World According to Garp', 'John Irving')) < MATCH_THRESHOLD);
+  t.true(confidence('Book 3', 'Anyone', book('Book 2', 'Anyone')) < MATCH_THRESHOLD);
+  // The book itself, and its title with a typo, a word left out or a word run together, still match.
+  t.is(confidence('Death of a Gossip', 'M.C. Beaton', gossip), 1);
+  t.true(confidence('Death of a Gosip', 'Beaton', gossip) >= MATCH_THRESHOLD);
+  t.true(titleSimilarity('Spider Man', { title: 'Spiderman', subtitle: null }) >= 0.9);
+});
+
+test('two typos in one word of the title, with the surname alone, still match', (t) => {
+  t.true(confidence('Ecilpes', 'Meyer', book('Eclipse', 'Stephenie Meyer')) >= MATCH_THRESHOLD);
+  t.true(confidence('The Mdixife', 'Worth', book('The Midwife', 'Jennifer Worth')) >= MATCH_THRESHOLD);
+  // Given alone, such a title is too unsure.
+  t.true(assess({ ...probe('Ecilpes', ''), author: null }, book('Eclipse', 'Stephenie Meyer'), 'absent').confidence < MATCH_THRESHOLD);
+});
+
+let search: SearchWorld;
+test.before(async () => {
+  search = await openSearchWorld();
+});
+test.after.always(async () => {
+  await search?.close();
+});
+
+const match = (body: Record<string, unknown>) => matchRecord(search, body);
+
+test('the author\'s books that share a title word are candidates when another word has more typos than the index tolerates', async (t) => {
+  const result = await match({ title: 'Gone Grli', author: 'Gillian Flynn' });
+  t.is(result.match?.title, 'Gone Girl');
+});
+
+test('over the index, the typo case matches and the other ending does not', async (t) => {
+  t.is((await match({ title: 'Ecilpes', author: 'Meyer' })).match?.title, 'Eclipse');
+  t.is((await match({ title: 'Breaking Dusk', author: 'Stephenie Meyer' })).match, null);
+});
