@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { newId } from '../../../src/domain/ids.js';
+import { availableParallelism } from 'node:os';
 import type { OlRecord } from '../../../src/domain/openlibrary.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
 import { createProgress } from '../../index/progress.js';
@@ -13,12 +13,12 @@ import {
   routeIsbnsTaken,
   stageRecords,
   writeCatalogue,
-  type StagedRecord,
 } from '../../stores/postgres/openlibraryFirstLoad.js';
 import { analyzeOlTables } from '../../stores/postgres/openlibrary.js';
 import type { ImportReport } from '../importer.js';
-import { applyOlRecordsIn, bookSourceKey, digestOf, olNameKey, olWorkKey, ownWorkKey } from './apply.js';
-import { dumpRecords, emptyReport, recordsAtLines } from './dump.js';
+import { applyOlRecordsIn, olNameKey, olWorkKey } from './apply.js';
+import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
+import { StagePool, type StagedChunk } from './stage.js';
 import type { OlImportOptions } from './import.js';
 import { forgetCached, type OlStores } from './stores.js';
 
@@ -37,8 +37,10 @@ import { forgetCached, type OlStores } from './stores.js';
  * records (checked under a lock), without having written anything.
  */
 
-// Records per COPY: PostgreSQL takes one chunk while the next is read and mapped.
-const STAGE_CHUNK = 5_000;
+// Lines per chunk a worker stages, and chunks under way at once: enough to keep both the workers and
+// PostgreSQL busy, few enough to bound the importer's memory.
+const STAGE_CHUNK = 2_000;
+const IN_FLIGHT = 8;
 const LABEL = 'openlibrary first load';
 
 export async function firstLoad(paths: readonly string[], stores: OlStores, options: OlImportOptions): Promise<ImportReport[] | null> {
@@ -52,10 +54,11 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     if (!(await claimFirstLoad(client))) return null;
     const started = performance.now();
     const reports: ImportReport[] = [];
-    let ord = 0;
-    for (const [file, path] of paths.entries()) {
-      const report = await stageFile(client, path, file, () => ++ord, options);
-      reports.push(report);
+    const pool = new StagePool(availableParallelism());
+    try {
+      for (const [file, path] of paths.entries()) reports.push(await stageFile(client, pool, path, file, options));
+    } finally {
+      await pool.close();
     }
     const timed = async <T>(phase: string, work: () => Promise<T>, describe: (result: T) => string): Promise<T> => {
       const start = performance.now();
@@ -84,108 +87,39 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
   }
 }
 
-async function stageFile(client: PoolClient, path: string, file: number, nextOrd: () => number, options: OlImportOptions): Promise<ImportReport> {
+/** One file into the staging table, in one COPY, its lines read and mapped by the pool meanwhile. */
+async function stageFile(client: PoolClient, pool: StagePool, path: string, file: number, options: OlImportOptions): Promise<ImportReport> {
   const report = emptyReport(path);
   const size = (await stat(path)).size;
-  const { records, bytesRead } = dumpRecords(path, report);
+  const { lines, bytesRead } = dumpLines(path);
   const progress = options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
-  let chunk: StagedRecord[] = [];
-  let copying: Promise<void> = Promise.resolve();
-  const flush = async () => {
-    const rows = chunk;
-    chunk = [];
-    await copying;
-    copying = stageRecords(client, rows).then(() => {
+  async function* staged(): AsyncGenerator<string> {
+    // Chunks being staged, oldest first: taken in order, so the table and the report keep file order.
+    const pending: Promise<StagedChunk>[] = [];
+    const taken = async () => {
+      const chunk = await pending.shift()!;
+      addTally(report, chunk.tally);
       const read = bytesRead();
       if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
-      progress?.add(rows.length);
-    });
-    // Awaited by the next flush; a failure surfaces there.
-    copying.catch(() => undefined);
-  };
-  for await (const { line, record } of records) {
-    report.imported += 1;
-    chunk.push(staged(record, { ord: nextOrd(), file, line }));
-    if (chunk.length >= STAGE_CHUNK) await flush();
+      progress?.add(chunk.tally.imported);
+      return chunk.copy;
+    };
+    let chunk: string[] = [];
+    let firstLine = 1;
+    for await (const { line, text } of lines) {
+      if (chunk.length === 0) firstLine = line;
+      chunk.push(text);
+      if (chunk.length < STAGE_CHUNK) continue;
+      pending.push(pool.run({ file, firstLine, lines: chunk }));
+      chunk = [];
+      if (pending.length >= IN_FLIGHT) yield await taken();
+    }
+    if (chunk.length > 0) pending.push(pool.run({ file, firstLine, lines: chunk }));
+    while (pending.length > 0) yield await taken();
   }
-  await flush();
-  await copying;
+  await stageRecords(client, staged());
   progress?.finish();
   return report;
-}
-
-/** A record as one row of the staging table, with the ids of the entities it would make. */
-function staged(record: OlRecord, at: { ord: number; file: number; line: number }): StagedRecord {
-  const header = { ...at, type: record.type, key: record.key, revision: record.revision };
-  switch (record.type) {
-    case 'author': {
-      const { author } = record;
-      return {
-        ...header,
-        id: newId('author'),
-        entity_key: olNameKey(record.key),
-        digest: digestOf(author),
-        name: author.name,
-        bio: author.bio,
-        birth_date: author.birthDate,
-        death_date: author.deathDate,
-        alternate_names: author.alternateNames,
-        ...identifiers(author.identifiers),
-      };
-    }
-    case 'work': {
-      const { work } = record;
-      return {
-        ...header,
-        id: newId('work'),
-        entity_key: olWorkKey(record.key),
-        digest: digestOf(work),
-        title: work.title,
-        subtitle: work.subtitle,
-        subjects: work.subjects,
-        description: work.description,
-        year: work.firstPublishYear,
-        cover_url: work.coverUrl,
-      };
-    }
-    case 'edition': {
-      const { edition } = record;
-      return {
-        ...header,
-        id: newId('book'),
-        entity_key: bookSourceKey(record.key),
-        own_work_id: edition.workKey ? null : newId('work'),
-        own_work_key: edition.workKey ? null : ownWorkKey(record.key),
-        digest: digestOf(edition),
-        title: edition.title,
-        subtitle: edition.subtitle,
-        series: edition.series,
-        publisher: edition.publisher,
-        year: edition.year,
-        language: edition.language,
-        pages: edition.pages,
-        cover_url: edition.coverUrl,
-        subjects: edition.subjects.length > 0 ? edition.subjects : null,
-        description: edition.description,
-        physical_format: edition.physicalFormat,
-        work_key: edition.workKey,
-        author_keys: edition.authorKeys,
-        isbn_13: edition.isbn?.isbn13 ?? null,
-        isbn_10: edition.isbn?.isbn10 ?? null,
-        ...identifiers(edition.identifiers),
-      };
-    }
-    case 'redirect':
-      return { ...header, redirect_to: record.location };
-    case 'delete':
-      return header;
-  }
-}
-
-/** Identifiers in other catalogues (the Open Library key itself lives in openlibrary_records). */
-function identifiers(ids: readonly { scheme: string; value: string }[]): Pick<StagedRecord, 'id_schemes' | 'id_values'> {
-  const others = ids.filter((id) => id.scheme !== 'openlibrary');
-  return { id_schemes: others.map((id) => id.scheme), id_values: others.map((id) => id.value) };
 }
 
 async function countStaged(client: PoolClient, reports: ImportReport[]): Promise<void> {

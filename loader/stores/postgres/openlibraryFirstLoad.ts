@@ -1,6 +1,6 @@
 import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
-import { copyRows } from './copy.js';
+import { copyText } from './copy.js';
 
 /**
  * The SQL of an Open Library first load (loader/import/openlibrary/firstLoad.ts): records, already
@@ -56,7 +56,7 @@ export interface StagedRecord {
   id_values?: string[];
 }
 
-const STAGE_COLUMNS = [
+export const STAGE_COLUMNS = [
   'ord', 'file', 'line', 'type', 'key', 'revision', 'id', 'entity_key', 'own_work_id', 'own_work_key', 'digest', 'redirect_to',
   'name', 'bio', 'birth_date', 'death_date', 'alternate_names', 'title', 'subtitle', 'subjects', 'description', 'year', 'cover_url',
   'work_key', 'author_keys', 'isbn_13', 'isbn_10', 'series', 'publisher', 'language', 'pages', 'physical_format', 'id_schemes', 'id_values',
@@ -96,8 +96,9 @@ export async function claimFirstLoad(client: PoolClient): Promise<boolean> {
   return !rows[0]!.any;
 }
 
-export async function stageRecords(client: PoolClient, records: readonly StagedRecord[]): Promise<void> {
-  await copyRows(client, 'ol_stage', STAGE_COLUMNS, records);
+/** Staged records, as lines of COPY's text format (see copy.ts copyLines), in one COPY. */
+export async function stageRecords(client: PoolClient, text: AsyncIterable<string>): Promise<void> {
+  await copyText(client, 'ol_stage', STAGE_COLUMNS, text);
 }
 
 /**
