@@ -1,5 +1,7 @@
 import test from 'ava';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,7 +11,8 @@ import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import type { Pool } from '../src/stores/postgres/pool.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
-import { createWorld, type TestWorld } from './helpers/env.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { runCli } from './helpers/processes.js';
 
 const SAMPLE = [
   projectPath('data', 'openlibrary', 'ol_dump_authors_sample.txt'),
@@ -135,5 +138,56 @@ test('a set-based load refuses a catalogue that holds Open Library records, and 
     t.true(report!.imported > 0);
   } finally {
     await world.destroy();
+  }
+});
+
+// The lock every writer of the change feed takes (src/stores/postgres/changes.ts): a first load takes it
+// after writing the catalogue's tables, just before its last steps and commit.
+const CHANGE_APPEND_LOCK = 7_340_002;
+
+test('kill -9 at any moment of a first load leaves the catalogue as it was, the API answering from it meanwhile, and a rerun loads it', async (t) => {
+  const { files } = await generateOpenLibrary({ editions: 1000, seed: 5 }, join(scratch, 'killed'));
+  const order = [files.authors, files.works, files.editions];
+  const args = ['import', 'openlibrary', '--method', 'set-based', ...order];
+  const clean = await createWorld();
+  const killed = await createWorld();
+  const server = await startTestServer(killed);
+  try {
+    for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
+    await load(clean, order, 'set-based');
+    const before = await fingerprint(killed.db);
+    const { auth } = await newKey(killed);
+    const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 3');
+    // Held by the test while it kills: no load can pass its change feed step, so none can commit.
+    const holder = await killed.db.connect();
+    try {
+      await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
+      // Killed after reporting: staging a file, choosing the newest records, the catalogue's tables written.
+      for (const [index, phase] of ['first load: staging', 'first load: newest revision', 'first load: catalogue tables'].entries()) {
+        const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], { env: killed.env, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] });
+        const exited = new Promise((resolve) => child.on('exit', resolve));
+        const reported = await new Promise<boolean>((resolve) => {
+          createInterface({ input: child.stderr! }).on('line', (line) => line.includes(phase) && resolve(true));
+          void exited.then(() => resolve(false));
+        });
+        t.true(reported, phase);
+        // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
+        const answer = await fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
+        t.is(answer.status, 200, `${phase}: the API answers during the load`);
+        child.kill('SIGKILL');
+        await exited;
+        t.deepEqual(await fingerprint(killed.db), before, phase);
+      }
+    } finally {
+      await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
+      holder.release();
+    }
+    const rerun = await runCli(killed.env, args);
+    t.is(rerun.code, 0, rerun.stderr);
+    t.deepEqual(await fingerprint(killed.db), await fingerprint(clean.db));
+  } finally {
+    await server.stop();
+    await clean.destroy();
+    await killed.destroy();
   }
 });
