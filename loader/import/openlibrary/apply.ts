@@ -376,7 +376,8 @@ class OlBatch {
 
 type OfferedFields = Pick<EditionFields, 'title' | 'subtitle' | 'series' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'subjects' | 'description' | 'physical_format'>;
 
-function editionFields(edition: OlEdition): OfferedFields {
+/** The book fields an edition offers (what the record path writes on a book of its own). */
+export function editionFields(edition: OlEdition): OfferedFields {
   return {
     title: edition.title,
     subtitle: edition.subtitle,

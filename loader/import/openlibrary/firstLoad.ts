@@ -42,6 +42,10 @@ import { forgetCached, type OlStores } from './stores.js';
 const STAGE_CHUNK = 2_000;
 const IN_FLIGHT = 8;
 const LABEL = 'openlibrary first load';
+// Dumps smaller than this are staged on the main thread: starting workers would cost more than they save.
+const WORTH_WORKERS = 32 * 2 ** 20;
+
+const totalBytes = async (paths: readonly string[]): Promise<number> => (await Promise.all(paths.map((path) => stat(path)))).reduce((sum, file) => sum + file.size, 0);
 
 export async function firstLoad(paths: readonly string[], stores: OlStores, options: OlImportOptions): Promise<ImportReport[] | null> {
   const client = await stores.db.connect();
@@ -54,7 +58,7 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     if (!(await claimFirstLoad(client))) return null;
     const started = performance.now();
     const reports: ImportReport[] = [];
-    const pool = new StagePool(availableParallelism());
+    const pool = new StagePool(options.stageWorkers ?? (await totalBytes(paths) < WORTH_WORKERS ? 0 : availableParallelism()));
     try {
       for (const [file, path] of paths.entries()) reports.push(await stageFile(client, pool, path, file, options));
     } finally {
@@ -66,7 +70,7 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
       say(`${phase}: ${describe(result)} in ${((performance.now() - start) / 1000).toFixed(1)} s`);
       return result;
     };
-    await timed('newest revision of each key', () => keepNewest(client), (dropped) => `${dropped} older records of repeated keys left out`);
+    await timed('newest revision of each key', () => keepNewest(client), ({ dropped, stagedBytes }) => `${dropped} older records of repeated keys left out (staged ${Math.round(stagedBytes / 2 ** 20)} MB)`);
     const routed = await timed('repeated ISBNs', () => routeIsbnsTaken(client), (lines) => `${lines.length} editions left to the record path`);
     await timed('redirects and placeholders', () => resolveReferences(client), (made) => `${made} placeholders`);
     await timed('catalogue tables', () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }), () => 'written');

@@ -29,6 +29,8 @@ export interface OlImportOptions {
   /** A progress bar on a terminal, plain lines elsewhere (default true). */
   progress?: boolean;
   method?: OlMethod;
+  /** Worker threads a first load reads and maps lines on (default: one per core, none for small dumps). */
+  stageWorkers?: number;
 }
 
 export async function importOpenLibrary(paths: readonly string[], stores: OlStores, options: OlImportOptions = {}): Promise<ImportReport[]> {

@@ -4,7 +4,7 @@ import { parseOlLine, type OlRecord } from '../../../src/domain/openlibrary.js';
 import { copyLines } from '../../stores/postgres/copy.js';
 import { STAGE_COLUMNS, type StagedRecord } from '../../stores/postgres/openlibraryFirstLoad.js';
 import type { ImportReport } from '../importer.js';
-import { bookSourceKey, digestOf, olNameKey, olWorkKey, ownWorkKey } from './apply.js';
+import { bookSourceKey, digestOf, editionFields, olNameKey, olWorkKey, ownWorkKey } from './apply.js';
 import { emptyReport, tally } from './dump.js';
 
 /**
@@ -86,17 +86,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
         own_work_id: edition.workKey ? null : newId('work'),
         own_work_key: edition.workKey ? null : ownWorkKey(record.key),
         digest: digestOf(edition),
-        title: edition.title,
-        subtitle: edition.subtitle,
-        series: edition.series,
-        publisher: edition.publisher,
-        year: edition.year,
-        language: edition.language,
-        pages: edition.pages,
-        cover_url: edition.coverUrl,
-        subjects: edition.subjects.length > 0 ? edition.subjects : null,
-        description: edition.description,
-        physical_format: edition.physicalFormat,
+        ...editionFields(edition),
         work_key: edition.workKey,
         author_keys: edition.authorKeys,
         isbn_13: edition.isbn?.isbn13 ?? null,
@@ -131,6 +121,7 @@ function newStageWorker(): Worker {
 /**
  * Worker threads that stage chunks of lines; `run` answers in the order jobs were given to each
  * worker, and the caller keeps the order of the whole by awaiting answers in the order it asked.
+ * With no workers, chunks are staged on the calling thread.
  */
 export class StagePool {
   private readonly workers: { worker: Worker; waiting: ((chunk: StagedChunk) => void)[]; failed: (error: Error) => void }[];
@@ -147,6 +138,7 @@ export class StagePool {
   }
 
   run(job: StageJob): Promise<StagedChunk> {
+    if (this.workers.length === 0) return Promise.resolve(stageLines(job));
     const entry = this.workers[this.next++ % this.workers.length]!;
     return new Promise((resolve, reject) => {
       entry.waiting.push(resolve);

@@ -103,9 +103,10 @@ export async function stageRecords(client: PoolClient, text: AsyncIterable<strin
 
 /**
  * The newest record of each key: of a key staged more than once, the highest revision stays, the
- * first line of it on a tie (a later line of the same revision is not newer). Answers how many went.
+ * first line of it on a tie (a later line of the same revision is not newer). Answers how many went,
+ * and the staging table's size.
  */
-export async function keepNewest(client: PoolClient): Promise<number> {
+export async function keepNewest(client: PoolClient): Promise<{ dropped: number; stagedBytes: number }> {
   await client.query('create index on ol_stage (key)');
   await client.query('analyze ol_stage');
   const { rowCount } = await client.query(
@@ -113,7 +114,8 @@ export async function keepNewest(client: PoolClient): Promise<number> {
           newest as (select distinct on (s.key) s.ord from ol_stage s join repeated r on r.key = s.key order by s.key, s.revision desc, s.ord)
      delete from ol_stage s using repeated r where s.key = r.key and s.ord not in (select ord from newest)`,
   );
-  return rowCount ?? 0;
+  const { rows } = await client.query<{ bytes: number }>("select pg_total_relation_size('ol_stage')::bigint as bytes");
+  return { dropped: rowCount ?? 0, stagedBytes: rows[0]!.bytes };
 }
 
 /**
