@@ -14,12 +14,11 @@ import {
   stageRecords,
   writeCatalogue,
 } from '../../stores/postgres/openlibraryFirstLoad.js';
-import { analyzeOlTables } from '../../stores/postgres/openlibrary.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecordsIn, olNameKey, olWorkKey } from './apply.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
 import { StagePool, type StagedChunk } from './stage.js';
-import type { OlImportOptions } from './import.js';
+import { OL_BATCH, type OlImportOptions } from './import.js';
 import { forgetCached, type OlStores } from './stores.js';
 
 /**
@@ -77,10 +76,10 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     await timed('change feed', () => recordInserts(client), (count) => `${count} inserts`);
     await timed('statistics', () => analyzeCatalogue(client), () => 'analyzed');
     await countStaged(client, reports);
-    const touched = await timed('record path', () => applyRouted(client, paths, routed, reports, options.batchSize ?? 2_000), (ids) => `${ids.size} entities touched`);
+    const touched = await timed('record path', () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH), (ids) => `${ids.size} entities touched`);
     await timed('commit', () => client.query('commit'), () => 'committed');
     ended = true;
-    await analyzeOlTables(stores.db);
+    // The statistics analyzed inside the transaction are committed with it.
     await forgetCached(stores, touched);
     say(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return reports;
