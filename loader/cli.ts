@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { startServer } from '../src/server.js';
@@ -21,7 +21,7 @@ import { regroupWorks } from './import/regroup.js';
 import { resolveAuthors } from './import/authors.js';
 import { createElastic, indexAliases } from '../src/stores/elasticsearch/client.js';
 import { importRatings } from './import/ratings.js';
-import { OL_BATCH, importOpenLibrary } from './import/openlibrary/import.js';
+import { OL_BATCH, OL_METHODS, importOpenLibrary, type OlMethod } from './import/openlibrary/import.js';
 import { reindex, type ReindexTarget } from './index/reindex.js';
 import { ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
 import { formatLoaderStatus, loaderStatus } from './index/status.js';
@@ -192,7 +192,12 @@ importCommand
   .argument('<files...>', 'paths of the dump files')
   .option('--batch-size <records>', 'records per transaction', positive, OL_BATCH)
   .option('--no-progress', 'no progress bar or progress lines')
-  .action((files: string[], options: { batchSize: number; progress: boolean }) =>
+  .addOption(
+    new Option('--method <method>', 'auto: a first load (no Open Library record in the catalogue yet) is set-based, in one transaction; later imports go record by record')
+      .choices(OL_METHODS)
+      .default('auto'),
+  )
+  .action((files: string[], options: { batchSize: number; progress: boolean; method: OlMethod }) =>
     withDatabase((db) =>
       withCache(async (cache) => {
         const reports = await importOpenLibrary(files, { db, cache, log }, options);

@@ -32,7 +32,8 @@ test.after.always(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-const load = (db: Pool, paths: string[], batchSize?: number) => importOpenLibrary(paths, { db, cache: null, log }, { progress: false, batchSize });
+// The record path, also where a first load would go set-based (test/openlibrary-first-load.test.ts proves the two agree).
+const load = (db: Pool, paths: string[], batchSize?: number) => importOpenLibrary(paths, { db, cache: null, log }, { progress: false, batchSize, method: 'record-by-record' });
 const lastSeq = async (db: Pool): Promise<number> => (await db.query<{ seq: number }>('select coalesce(max(seq), 0)::bigint as seq from changes')).rows[0]!.seq;
 const entityOf = async (db: Pool, key: string): Promise<string | null> =>
   (await db.query<{ entity_id: string | null }>('select entity_id from openlibrary_records where key = $1', [key])).rows[0]?.entity_id ?? null;
@@ -216,10 +217,10 @@ test.serial('kill -9 at any moment and a rerun end in the same catalogue as one 
   const clean = await createWorld();
   const killed = await createWorld();
   try {
-    await importOpenLibrary(order, { db: clean.db, cache: null, log }, { progress: false, batchSize: 250 });
+    await importOpenLibrary(order, { db: clean.db, cache: null, log }, { progress: false, batchSize: 250, method: 'record-by-record' });
     for (const after of [1, 9, 20]) {
       // A real process, killed once `after` batches are committed.
-      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order], {
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'import', 'openlibrary', '--method', 'record-by-record', '--batch-size', '250', '--no-progress', ...order], {
         env: killed.env,
         cwd: projectPath(),
         stdio: 'ignore',
@@ -233,7 +234,7 @@ test.serial('kill -9 at any moment and a rerun end in the same catalogue as one 
       child.kill('SIGKILL');
       await exited;
     }
-    const rerun = await runCli(killed.env, ['import', 'openlibrary', '--batch-size', '250', '--no-progress', ...order]);
+    const rerun = await runCli(killed.env, ['import', 'openlibrary', '--method', 'record-by-record', '--batch-size', '250', '--no-progress', ...order]);
     t.is(rerun.code, 0, rerun.stderr);
     t.deepEqual(await catalogueContent(killed.db), await catalogueContent(clean.db));
   } finally {

@@ -1,21 +1,26 @@
-// Open Library import at scale: `bookmeta import openlibrary` against a plain COPY of the same lines
-// into an unindexed table (the physical floor of getting the bytes into PostgreSQL), in one run; then
-// what the imported catalogue costs on disk and how fast its point lookups and change feed answer.
+// Open Library import at scale, both ways over the same files in one run: the set-based first load
+// and the record-by-record path (`bookmeta import openlibrary --method ...`), each into a fresh
+// database, against a plain COPY of the same lines into an unindexed table (the physical floor of
+// getting the bytes into PostgreSQL); then what the imported catalogue costs on disk and how fast its
+// point lookups and change feed answer.
 //
-//   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench] [--batch-size 2000]
+//   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench] [--batch-size 2000] [--keep] [--bracket]
 //
-// 1. Generates the dumps with scripts/dev/generate-openlibrary.ts (kept in the work dir for the next run).
-// 2. A fresh database bookmeta_bench_ol_<N>_<seed>. Baseline: psql \copy of every line of the three
-//    files into an unindexed table of one text column; lines/s. The table is dropped afterwards.
-// 3. `bookmeta import openlibrary` as an operator runs it, in its own process: authors and works,
-//    then the editions file alone; records/s of all three and editions/s, peak RSS (VmHWM).
-// 4. Disk per edition in PostgreSQL: every catalogue table with its indexes, after VACUUM ANALYZE.
+// 1. Generates the dumps with scripts/dev/generate-openlibrary.ts.
+// 2. Baseline: psql \copy of every line of the three files into an unindexed table of one text column; lines/s.
+// 3. Set-based, then record by record (with --bracket, set-based again after it, against the
+//    machine's load changing meanwhile), each `bookmeta import openlibrary` of all three files in
+//    its own process into its own fresh database: editions/s, the importer's peak RSS (VmHWM), the
+//    PostgreSQL backends' peak private memory (RssAnon, sampled every 200 ms) and the load average.
+// 4. Disk per edition in PostgreSQL, per table with its indexes, after VACUUM ANALYZE.
 // 5. One at a time, after a warm-up: uncached point lookups of random books (GET /v1/books/:id's read,
 //    PointReads) p50/p99, and a page of 100 changes from a random cursor (GET /v1/changes's read) p95.
-// The database stays for `scripts/bench/reindex.ts --database` and `scripts/bench/search.ts --database`.
+// The databases are dropped and the dumps deleted at the end, unless --keep (then the set-based
+// database stays for `scripts/bench/reindex.ts --database` and `scripts/bench/search.ts --database`).
 // Honours DATABASE_URL (its server; the database name is replaced).
 
 import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -35,6 +40,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '42' },
     'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
     'batch-size': { type: 'string', default: '2000' },
+    keep: { type: 'boolean', default: false },
+    bracket: { type: 'boolean', default: false },
   },
 });
 const editions = Number(values.editions);
@@ -42,9 +49,12 @@ const seed = Number(values.seed);
 const say = (text: string) => process.stderr.write(`bench-openlibrary: ${text}\n`);
 
 const serverUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
-const databaseName = `bookmeta_bench_ol_${editions}_${seed}`;
-const databaseUrl = new URL(serverUrl);
-databaseUrl.pathname = `/${databaseName}`;
+const databaseNameOf = (run: string) => `bookmeta_bench_ol_${editions}_${seed}_${run}`;
+const urlOf = (name: string) => {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
 const dumpDir = join(values['work-dir']!, `openlibrary-${editions}-${seed}`);
 const files = { authors: join(dumpDir, 'ol_dump_authors.txt'), works: join(dumpDir, 'ol_dump_works.txt'), editions: join(dumpDir, 'ol_dump_editions.txt') };
 
@@ -54,27 +64,32 @@ async function run(command: string, args: string[], env: NodeJS.ProcessEnv = pro
   return outcome;
 }
 
-async function freshDatabase(): Promise<void> {
+async function dropDatabase(name: string): Promise<void> {
   const admin = new pg.Client({ connectionString: new URL('/postgres', serverUrl).toString() });
   await admin.connect();
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(databaseName)} with (force)`);
+  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
   await admin.end();
-  await ensureDatabase(databaseUrl.toString());
-  const db = createPool(databaseUrl.toString(), 1);
+}
+
+async function freshDatabase(name: string): Promise<string> {
+  await dropDatabase(name);
+  await ensureDatabase(urlOf(name));
+  const db = createPool(urlOf(name), 1);
   await migrate(db);
   await db.end();
+  return urlOf(name);
 }
 
 /** The baseline: every line of the three files copied as one text column into a table without indexes. */
-async function copyBaseline(): Promise<{ lines: number; seconds: number }> {
-  const psql = (sql: string) => run('psql', ['-X', '-q', '-d', databaseUrl.toString(), '-c', sql]);
+async function copyBaseline(databaseUrl: string): Promise<{ lines: number; seconds: number }> {
+  const psql = (sql: string) => run('psql', ['-X', '-q', '-d', databaseUrl, '-c', sql]);
   await psql('create table bench_lines (line text)');
   let seconds = 0;
   for (const path of Object.values(files)) {
     // CSV with separators that never occur in a dump line: each line is one value, taken as is.
     seconds += (await psql(`\\copy bench_lines (line) from '${path}' with (format csv, delimiter E'\\x1f', quote E'\\x1e')`)).seconds;
   }
-  const db = createPool(databaseUrl.toString(), 1);
+  const db = createPool(databaseUrl, 1);
   const { rows } = await db.query<{ n: number }>('select count(*)::bigint as n from bench_lines');
   await db.query('drop table bench_lines');
   await db.end();
@@ -82,13 +97,62 @@ async function copyBaseline(): Promise<{ lines: number; seconds: number }> {
 }
 
 const cli = existsSync(projectPath('dist', 'loader', 'cli.js')) ? [projectPath('dist', 'loader', 'cli.js')] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
-const importFiles = (paths: string[]) =>
-  run(process.execPath, [...cli, 'import', 'openlibrary', '--no-progress', '--batch-size', values['batch-size']!, ...paths], { ...process.env, DATABASE_URL: databaseUrl.toString(), LOG_LEVEL: 'warn' });
+const loadAverage = async (): Promise<string> => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+
+/** The largest private memory (RssAnon) of any PostgreSQL backend of the database, sampled until `done` settles. */
+async function peakBackendMb(databaseName: string, done: Promise<unknown>): Promise<number> {
+  const admin = createPool(new URL('/postgres', serverUrl).toString(), 1);
+  let peakKb = 0;
+  let finished = false;
+  void done.finally(() => (finished = true));
+  try {
+    while (!finished) {
+      const { rows } = await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [databaseName]);
+      for (const { pid } of rows) {
+        const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+        const kb = Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        peakKb = Math.max(peakKb, kb);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await admin.end();
+  }
+  return peakKb / 1024;
+}
+
+interface ImportRun {
+  method: string;
+  records: number;
+  editions: number;
+  seconds: number;
+  peakRssMb: number;
+  backendMb: number;
+  loadBefore: string;
+  loadAfter: string;
+}
+
+/** `bookmeta import openlibrary` of all three files, as an operator runs it, into a fresh database of its own. */
+async function importRun(method: 'set-based' | 'record-by-record', name: string): Promise<ImportRun> {
+  const databaseUrl = await freshDatabase(name);
+  const loadBefore = await loadAverage();
+  say(`${method}: importing into ${name} (load ${loadBefore})`);
+  const importing = run(process.execPath, [...cli, 'import', 'openlibrary', '--method', method, '--batch-size', values['batch-size']!, files.authors, files.works, files.editions], {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+  });
+  const [outcome, backendMb] = await Promise.all([importing, peakBackendMb(name, importing)]);
+  const editionLines = /ol_dump_editions\.txt: read (\d+) rows/.exec(outcome.stdout);
+  const result = { method, records: readCount(outcome.stdout), editions: Number(editionLines?.[1] ?? 0), seconds: outcome.seconds, peakRssMb: outcome.peakRssMb, backendMb, loadBefore, loadAfter: await loadAverage() };
+  say(`${method}: ${result.records} records in ${result.seconds.toFixed(1)} s (load ${result.loadAfter})`);
+  return result;
+}
 
 const readCount = (stdout: string): number => [...stdout.matchAll(/: read (\d+) rows/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 
-async function diskPerEdition(): Promise<{ bytes: number; editions: number; tables: string }> {
-  const db = createPool(databaseUrl.toString(), 1);
+async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; editions: number; tables: string }> {
+  const db = createPool(databaseUrl, 1);
   try {
     await db.query('vacuum analyze');
     const tables = ['books', 'works', 'authors', 'author_names', 'book_authors', 'external_ids', 'openlibrary_records', 'changes'];
@@ -104,8 +168,8 @@ async function diskPerEdition(): Promise<{ bytes: number; editions: number; tabl
   }
 }
 
-async function latencies(): Promise<{ lookup: number[]; changes: number[] }> {
-  const db = createPool(databaseUrl.toString(), 2);
+async function latencies(databaseUrl: string): Promise<{ lookup: number[]; changes: number[] }> {
+  const db = createPool(databaseUrl, 2);
   try {
     const { rows } = await db.query<{ id: string }>('select id from books tablesample system (1) repeatable ($1) limit 2000', [seed]);
     const ids = rows.map((row) => row.id);
@@ -125,25 +189,38 @@ async function latencies(): Promise<{ lookup: number[]; changes: number[] }> {
 
 say(`generating ${editions} editions (seed ${seed}) into ${dumpDir}`);
 if (!existsSync(files.editions)) await generateOpenLibrary({ editions, seed }, dumpDir);
-await freshDatabase();
-say('baseline: COPY of the same lines into an unindexed table');
-const copy = await copyBaseline();
-say(`baseline: ${copy.lines} lines in ${copy.seconds.toFixed(1)} s; now bookmeta import openlibrary (authors and works, then editions)`);
-const first = await importFiles([files.authors, files.works]);
-say(`authors and works: ${readCount(first.stdout)} records in ${first.seconds.toFixed(1)} s`);
-const second = await importFiles([files.editions]);
-const records = readCount(first.stdout) + readCount(second.stdout);
-const importSeconds = first.seconds + second.seconds;
-const copyRate = copy.lines / copy.seconds;
-const importRate = records / importSeconds;
-const disk = await diskPerEdition();
-const { lookup, changes } = await latencies();
-console.log(`open library dumps:          ${editions} editions, ${records} lines (seed ${seed})`);
-console.log(`baseline COPY (unindexed):   ${Math.round(copyRate)} lines/s (${copy.seconds.toFixed(1)} s)`);
-console.log(`bookmeta import openlibrary: ${Math.round(importRate)} records/s (${importSeconds.toFixed(1)} s); ratio ${(importRate / copyRate).toFixed(3)} (target >= 0.25)`);
-console.log(`  editions file alone:       ${Math.round(readCount(second.stdout) / second.seconds)} editions/s (target >= 10,000); peak RSS ${Math.max(first.peakRssMb, second.peakRssMb).toFixed(0)} MB (target < 500)`);
-console.log(`  projection at 10,000,000 editions (same rate): ${((10_000_000 / editions) * importSeconds / 3600).toFixed(1)} h`);
-console.log(`PostgreSQL on disk:          ${(disk.bytes / 2 ** 30).toFixed(2)} GB for ${disk.editions} live books, ${Math.round(disk.bytes / disk.editions)} bytes per edition (${disk.tables})`);
-console.log(`uncached point lookup:       p50 ${percentile(lookup, 50).toFixed(2)} ms, p99 ${percentile(lookup, 99).toFixed(2)} ms (n=${lookup.length}; target p99 < 10 ms)`);
-console.log(`changes page of 100:         p50 ${percentile(changes, 50).toFixed(2)} ms, p95 ${percentile(changes, 95).toFixed(2)} ms (n=${changes.length}; target p95 < 50 ms)`);
-console.log(`database kept: ${databaseName} (for scripts/bench/reindex.ts --database ${databaseName} and scripts/bench/search.ts --database ${databaseName})`);
+const names = { set: databaseNameOf('set'), record: databaseNameOf('record'), again: databaseNameOf('set_again') };
+try {
+  say('baseline: COPY of the same lines into an unindexed table');
+  const copy = await copyBaseline(await freshDatabase(names.again));
+  const copyRate = copy.lines / copy.seconds;
+  say(`baseline: ${copy.lines} lines in ${copy.seconds.toFixed(1)} s`);
+  const runs = [await importRun('set-based', names.set), await importRun('record-by-record', names.record)];
+  if (values.bracket) runs.push(await importRun('set-based', names.again));
+  const disk = await diskPerEdition(urlOf(names.set));
+  const { lookup, changes } = await latencies(urlOf(names.set));
+  console.log(`open library dumps:          ${editions} editions, ${copy.lines} lines (seed ${seed})`);
+  console.log(`baseline COPY (unindexed):   ${Math.round(copyRate)} lines/s (${copy.seconds.toFixed(1)} s)`);
+  for (const result of runs) {
+    console.log(
+      `import --method ${result.method.padEnd(16)} ${result.seconds.toFixed(1)} s: ${Math.round(result.editions / result.seconds)} editions/s (target >= 10,000), ${Math.round(result.records / result.seconds)} records/s, ` +
+        `ratio to COPY ${(result.records / result.seconds / copyRate).toFixed(3)}; importer peak RSS ${result.peakRssMb.toFixed(0)} MB (target < 500), ` +
+        `PostgreSQL backend peak private ${result.backendMb.toFixed(0)} MB; load ${result.loadBefore} -> ${result.loadAfter}`,
+    );
+  }
+  const record = runs[1]!;
+  const sets = runs.filter((result) => result.method === 'set-based');
+  console.log(`set-based against record-by-record: ${sets.map((set) => `${(record.seconds / set.seconds).toFixed(2)}x`).join(' and ')} faster`);
+  console.log(`  projection at 10,000,000 editions (same rate, set-based): ${((10_000_000 / editions) * Math.max(...sets.map((set) => set.seconds)) / 60).toFixed(0)} min`);
+  console.log(`PostgreSQL on disk:          ${(disk.bytes / 2 ** 30).toFixed(2)} GB for ${disk.editions} live books, ${Math.round(disk.bytes / disk.editions)} bytes per edition (${disk.tables})`);
+  console.log(`uncached point lookup:       p50 ${percentile(lookup, 50).toFixed(2)} ms, p99 ${percentile(lookup, 99).toFixed(2)} ms (n=${lookup.length}; target p99 < 10 ms)`);
+  console.log(`changes page of 100:         p50 ${percentile(changes, 50).toFixed(2)} ms, p95 ${percentile(changes, 95).toFixed(2)} ms (n=${changes.length}; target p95 < 50 ms)`);
+} finally {
+  await dropDatabase(names.record);
+  await dropDatabase(names.again);
+  if (values.keep) console.log(`database kept: ${names.set} (for scripts/bench/reindex.ts --database ${names.set} and scripts/bench/search.ts --database ${names.set}); dumps kept in ${dumpDir}`);
+  else {
+    await dropDatabase(names.set);
+    await rm(dumpDir, { recursive: true, force: true });
+  }
+}

@@ -62,12 +62,12 @@ const TABLE = { author: 'authors', work: 'works', edition: 'books' } as const;
 const MAX_REDIRECT_HOPS = 5;
 
 export const bookSourceKey = (key: string): string => `openlibrary:${key}`;
-const olNameKey = (key: string): string => `ol:${key}`;
-const olWorkKey = (key: string): string => `ol:${key}`;
+export const olNameKey = (key: string): string => `ol:${key}`;
+export const olWorkKey = (key: string): string => `ol:${key}`;
 // The work of an edition that names none: its own, keyed by the edition.
-const ownWorkKey = (key: string): string => `ol-edition:${key}`;
+export const ownWorkKey = (key: string): string => `ol-edition:${key}`;
 
-const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest('base64');
+export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest('base64');
 
 /** The newest record of each key in the batch. */
 function newestByKey(records: readonly OlRecord[]): Map<string, OlRecord> {
@@ -83,7 +83,12 @@ const isNewer = (record: OlRecord, stored: OlRecordRow | undefined): boolean =>
   stored === undefined || stored.state === 'pending' || record.revision > stored.revision;
 
 export async function applyOlRecords(pool: Pool, records: readonly OlRecord[]): Promise<OlBatchOutcome> {
-  return withTransaction(pool, (client) => new OlBatch(client).apply(records));
+  return withTransaction(pool, (client) => applyOlRecordsIn(client, records));
+}
+
+/** The same inside the caller's transaction (a first load hands over what it cannot decide). */
+export async function applyOlRecordsIn(client: PoolClient, records: readonly OlRecord[]): Promise<OlBatchOutcome> {
+  return new OlBatch(client).apply(records);
 }
 
 class OlBatch {
@@ -377,7 +382,8 @@ class OlBatch {
 
 type OfferedFields = Pick<EditionFields, 'title' | 'subtitle' | 'series' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'subjects' | 'description' | 'physical_format'>;
 
-function editionFields(edition: OlEdition): OfferedFields {
+/** The book fields an edition offers (what the record path writes on a book of its own). */
+export function editionFields(edition: OlEdition): OfferedFields {
   return {
     title: edition.title,
     subtitle: edition.subtitle,

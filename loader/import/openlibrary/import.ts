@@ -1,76 +1,71 @@
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
-import { parseOlLine, type OlRecord } from '../../../src/domain/openlibrary.js';
-import type { Logger } from '../../../src/log.js';
-import type { Pool } from '../../../src/stores/postgres/pool.js';
-import type { ResponseCache } from '../../../src/stores/redis/responseCache.js';
+import type { OlRecord } from '../../../src/domain/openlibrary.js';
 import { createProgress, type ProgressReporter } from '../../index/progress.js';
+import { hasOlRecords } from '../../stores/postgres/openlibrary.js';
+import { deriveWorkPopularity, type ReaderDumpKind } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecords } from './apply.js';
+import { dumpRecords, emptyReport } from './dump.js';
+import { firstLoad } from './firstLoad.js';
 import { OlStatistics } from './statistics.js';
 import { firstLine, importReaderDump, readerDumpKind } from './readerDumps.js';
-import { deriveWorkPopularity } from '../../stores/postgres/readerSignals.js';
+import { forgetCached, type OlStores } from './stores.js';
 
 /**
- * `bookmeta import openlibrary FILE...`: streams dump files (.txt or .txt.gz, authors, works,
- * editions or all types, in any order) line by line in constant memory, and applies their records in
- * batches of one transaction each (see apply.ts). A killed import loses at most the batch under way,
- * and running it again skips, by revision, every record already applied.
+ * `bookmeta import openlibrary FILE...`. Into a catalogue that holds no Open Library records yet, a
+ * first load: set-based, in one transaction (see firstLoad.ts). Otherwise record by record: streams
+ * dump files (.txt or .txt.gz, authors, works, editions or all types, in any order) line by line in
+ * constant memory, and applies their records in batches of one transaction each (see apply.ts). A
+ * killed import loses at most the batch under way, and running it again skips, by revision, every
+ * record already applied.
  */
 
 export const OL_BATCH = 2_000;
-// A real dump can have many bad lines; the report lists this many per file and counts the rest.
-const LISTED_REJECTIONS = 1_000;
+
+/** How records are applied: `auto` loads set-based when the catalogue holds no Open Library record yet. */
+export const OL_METHODS = ['auto', 'set-based', 'record-by-record'] as const;
+export type OlMethod = (typeof OL_METHODS)[number];
 
 export interface OlImportOptions {
   batchSize?: number;
   /** A progress bar on a terminal, plain lines elsewhere (default true). */
   progress?: boolean;
+  method?: OlMethod;
+  /** Worker threads a first load reads and maps lines on (default: one per core, none for small dumps). */
+  stageWorkers?: number;
 }
 
-interface DumpLine {
-  line: number;
-  text: string;
-}
-
-/** The lines of a dump file, decompressed when it ends in .gz; `bytesRead()` tells how far into the file. */
-function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytesRead: () => number } {
-  // Chunks of about a hundred lines: the batch PostgreSQL is applying is answered between two of them.
-  const file = createReadStream(path, { highWaterMark: 1 << 16 });
-  const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
-  file.on('error', (error) => input.destroy(error));
-  const reader = createInterface({ input, crlfDelay: Infinity });
-  async function* numbered(): AsyncGenerator<DumpLine> {
-    let line = 0;
-    for await (const text of reader) yield { line: ++line, text };
-  }
-  return { lines: numbered(), bytesRead: () => file.bytesRead };
-}
-
-export async function importOpenLibrary(
-  paths: readonly string[],
-  stores: { db: Pool; cache: ResponseCache | null; log: Logger },
-  options: OlImportOptions = {},
-): Promise<ImportReport[]> {
-  const reports: ImportReport[] = [];
-  const statistics = new OlStatistics(stores.db);
-  for (const path of paths) {
-    const readers = readerDumpKind(path, await firstLine(path));
-    reports.push(readers === null ? await importFile(path, stores, statistics, options) : await importReaderDump(path, readers, () => dumpLines(path), stores.db, options));
-  }
+export async function importOpenLibrary(paths: readonly string[], stores: OlStores, options: OlImportOptions = {}): Promise<ImportReport[]> {
+  // The readers' dumps (reading log, ratings) are counts per work; the others are the catalogue's records.
+  const dumps: { path: string; readers: ReaderDumpKind | null }[] = [];
+  for (const path of paths) dumps.push({ path, readers: readerDumpKind(path, await firstLine(path)) });
+  const catalogue = dumps.filter((dump) => dump.readers === null).map((dump) => dump.path);
+  const reports = catalogue.length > 0 ? await importCatalogueDumps(catalogue, stores, options) : [];
+  for (const { path, readers } of dumps) if (readers !== null) reports.push(await importReaderDump(path, readers, stores.db, options));
   // Readers and editions make a work's popularity: derived again from everything imported.
   const popularity = await deriveWorkPopularity(stores.db);
   stores.log.info(popularity, 'work popularity derived');
   return reports;
 }
 
-async function importFile(path: string, stores: { db: Pool; cache: ResponseCache | null; log: Logger }, statistics: OlStatistics, options: OlImportOptions): Promise<ImportReport> {
-  const report: ImportReport = { source: `openlibrary ${basename(path)}`, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [], rejectedUnlisted: 0, skipped: 0 };
+async function importCatalogueDumps(paths: readonly string[], stores: OlStores, options: OlImportOptions): Promise<ImportReport[]> {
+  const method = options.method ?? 'auto';
+  if (method === 'set-based' || (method === 'auto' && !(await hasOlRecords(stores.db)))) {
+    const reports = await firstLoad(paths, stores, options);
+    // `auto` and a catalogue that got Open Library records meanwhile: record by record after all.
+    if (reports !== null) return reports;
+    if (method === 'set-based') throw new Error('the catalogue holds Open Library records: a set-based load is a first load; import record by record (--method record-by-record or auto)');
+  }
+  const reports: ImportReport[] = [];
+  const statistics = new OlStatistics(stores.db);
+  for (const path of paths) reports.push(await importFile(path, stores, statistics, options));
+  return reports;
+}
+
+async function importFile(path: string, stores: OlStores, statistics: OlStatistics, options: OlImportOptions): Promise<ImportReport> {
+  const report = emptyReport(path);
   const size = (await stat(path)).size;
-  const { lines, bytesRead } = dumpLines(path);
+  const { records, bytesRead } = dumpRecords(path, report);
   const progress: ProgressReporter | null = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'records' });
   const batchSize = options.batchSize ?? OL_BATCH;
   let batch: OlRecord[] = [];
@@ -84,10 +79,7 @@ async function importFile(path: string, stores: { db: Pool; cache: ResponseCache
     report.inserted += outcome.inserted;
     report.updated += outcome.updated;
     report.unchanged += outcome.unchanged;
-    // The writes are committed; cached answers that showed these entities are now stale.
-    await stores.cache?.invalidate(outcome.touched).catch((error: unknown) => {
-      stores.log.warn({ err: error }, 'could not drop cached answers; they expire within 24 hours');
-    });
+    await forgetCached(stores, outcome.touched);
     await statistics.recordsApplied(records.length);
     const read = bytesRead();
     if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
@@ -104,21 +96,8 @@ async function importFile(path: string, stores: { db: Pool; cache: ResponseCache
     applying.catch(() => undefined);
   };
 
-  for await (const { line, text } of lines) {
-    const parsed = parseOlLine(text);
-    if (parsed === null) continue;
-    report.read += 1;
-    if ('rejected' in parsed) {
-      if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push({ line, reason: parsed.rejected });
-      else report.rejectedUnlisted! += 1;
-      continue;
-    }
-    if ('skipped' in parsed) {
-      report.skipped! += 1;
-      continue;
-    }
-    if (parsed.record.type === 'edition' && parsed.record.edition.isbnRepaired) report.repaired += 1;
-    batch.push(parsed.record);
+  for await (const { record } of records) {
+    batch.push(record);
     if (batch.length >= batchSize) await flush();
   }
   await flush();
@@ -126,3 +105,4 @@ async function importFile(path: string, stores: { db: Pool; cache: ResponseCache
   progress?.finish();
   return report;
 }
+

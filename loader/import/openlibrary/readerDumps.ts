@@ -7,6 +7,7 @@ import type { Pool } from '../../../src/stores/postgres/pool.js';
 import { createProgress } from '../../index/progress.js';
 import { ReaderCounting, type ReaderDumpKind, type ReaderTally } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
+import { dumpLines, emptyReport } from './dump.js';
 
 /**
  * Open Library's readers' dumps, published monthly beside the others (CC0):
@@ -73,17 +74,16 @@ const emptyTally = (): ReaderTally => ({ wantToRead: 0, currentlyReading: 0, alr
 export async function importReaderDump(
   path: string,
   kind: ReaderDumpKind,
-  /** Opens the file's lines (see import.ts): called once counting can start, as the lines flow from then on. */
-  openLines: () => { lines: AsyncIterable<{ line: number; text: string }>; bytesRead: () => number },
   db: Pool,
   options: { progress?: boolean } = {},
 ): Promise<ImportReport> {
-  const report: ImportReport = { source: `openlibrary ${basename(path)}`, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [], rejectedUnlisted: 0 };
+  const report = emptyReport(path);
   const progress = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'lines' });
   const size = (await stat(path)).size;
   const counting = await ReaderCounting.open(db, kind);
   try {
-    const dump = openLines();
+    // Opened once counting can start: the lines flow from then on.
+    const dump = dumpLines(path);
     let tallies = new Map<string, ReaderTally>();
     let pending = 0;
     const flush = async () => {

@@ -14,18 +14,24 @@ const ROWS_PER_CHUNK = 500;
 
 export async function copyRows(client: PoolClient, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
+  await copyText(client, table, columns, chunks(columns, rows));
+}
+
+/** Rows already in COPY's text format (see `copyLines`), in one COPY statement. */
+export async function copyText(client: PoolClient, table: string, columns: readonly string[], text: Iterable<string> | AsyncIterable<string>): Promise<void> {
   const stream = client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`));
-  await pipeline(Readable.from(chunks(columns, rows)), stream);
+  await pipeline(Readable.from(text), stream);
 }
 
 function* chunks(columns: readonly string[], rows: readonly object[]): Generator<string> {
-  for (let start = 0; start < rows.length; start += ROWS_PER_CHUNK) {
-    let chunk = '';
-    for (const row of rows.slice(start, start + ROWS_PER_CHUNK)) {
-      chunk += `${columns.map((column) => field((row as Record<string, unknown>)[column])).join('\t')}\n`;
-    }
-    yield chunk;
-  }
+  for (let start = 0; start < rows.length; start += ROWS_PER_CHUNK) yield copyLines(columns, rows.slice(start, start + ROWS_PER_CHUNK));
+}
+
+/** Rows as lines of COPY's text format. */
+export function copyLines(columns: readonly string[], rows: readonly object[]): string {
+  let text = '';
+  for (const row of rows) text += `${columns.map((column) => field((row as Record<string, unknown>)[column])).join('\t')}\n`;
+  return text;
 }
 
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
+import type { Pool, PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
 import { copyRows } from './copy.js';
 import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js';
 
@@ -199,4 +199,10 @@ export async function survivors(client: PoolClient, table: 'books' | 'works' | '
 /** Fresh planner statistics for the tables an import grows (outside any batch's transaction). */
 export async function analyzeOlTables(db: Pool): Promise<void> {
   await db.query('analyze books, works, authors, book_authors, external_ids, openlibrary_records');
+}
+
+/** Whether the catalogue holds any Open Library key (a first load is for a catalogue that does not). */
+export async function hasOlRecords(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>('select exists (select 1 from openlibrary_records) as any');
+  return rows[0]!.any;
 }

@@ -33,7 +33,7 @@ const CHANGE_APPEND_LOCK = 7_340_002;
  */
 export async function recordChanges(client: Queryable, changes: readonly Change[]): Promise<void> {
   if (changes.length === 0) return;
-  await client.query('select pg_advisory_xact_lock($1)', [CHANGE_APPEND_LOCK]);
+  await lockChangeSequence(client);
   await client.query(
     `insert into changes (entity, entity_id, operation, survivor_id)
      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
@@ -44,6 +44,11 @@ export async function recordChanges(client: Queryable, changes: readonly Change[
       changes.map((change) => change.survivorId ?? null),
     ],
   );
+}
+
+/** Takes the append lock of the change sequence until the caller's transaction ends (see recordChanges). */
+export async function lockChangeSequence(client: Queryable): Promise<void> {
+  await client.query('select pg_advisory_xact_lock($1)', [CHANGE_APPEND_LOCK]);
 }
 
 interface ChangeRow {

@@ -1,0 +1,302 @@
+import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
+import type { PoolClient } from '../../../src/stores/postgres/pool.js';
+import { copyText } from './copy.js';
+
+/**
+ * The SQL of an Open Library first load (loader/import/openlibrary/firstLoad.ts): records, already
+ * mapped by domain/openlibrary.ts, are copied into a staging table, then every table is written with
+ * one INSERT ... SELECT each. Everything runs in the caller's transaction; the staging tables are
+ * temporary and go with it.
+ *
+ * Memory is bounded by design, whatever the dump's size or skew: each statement sets its own
+ * work_mem, every sort and hash aggregate spills to disk past it, and joins whose inner side could
+ * hold one key many times (an edition's work or author, an ISBN) are merge joins of sorted inputs
+ * (hash joins are off for the whole transaction): a hash join cannot split a batch whose rows share
+ * one key, so a popular work or a repeated ISBN would grow it past any limit.
+ */
+
+/** One staged record: the type decides which columns are filled. */
+export interface StagedRecord {
+  ord: number;
+  file: number;
+  line: number;
+  type: 'author' | 'work' | 'edition' | 'redirect' | 'delete';
+  key: string;
+  revision: number;
+  /** The new entity a record makes: author, work or book. */
+  id?: string;
+  /** Its identity key: name_key, work_key or source_key. */
+  entity_key?: string;
+  /** An edition that names no work: the id and key of its own. */
+  own_work_id?: string | null;
+  own_work_key?: string | null;
+  digest?: string;
+  redirect_to?: string;
+  name?: string;
+  bio?: string | null;
+  birth_date?: string | null;
+  death_date?: string | null;
+  alternate_names?: string[];
+  title?: string;
+  subtitle?: string | null;
+  subjects?: string[] | null;
+  description?: string | null;
+  year?: number | null;
+  cover_url?: string | null;
+  work_key?: string | null;
+  author_keys?: string[];
+  isbn_13?: string | null;
+  isbn_10?: string | null;
+  series?: string | null;
+  publisher?: string | null;
+  language?: string | null;
+  pages?: number | null;
+  physical_format?: string | null;
+  id_schemes?: string[];
+  id_values?: string[];
+}
+
+export const STAGE_COLUMNS = [
+  'ord', 'file', 'line', 'type', 'key', 'revision', 'id', 'entity_key', 'own_work_id', 'own_work_key', 'digest', 'redirect_to',
+  'name', 'bio', 'birth_date', 'death_date', 'alternate_names', 'title', 'subtitle', 'subjects', 'description', 'year', 'cover_url',
+  'work_key', 'author_keys', 'isbn_13', 'isbn_10', 'series', 'publisher', 'language', 'pages', 'physical_format', 'id_schemes', 'id_values',
+] as const satisfies readonly (keyof StagedRecord)[];
+
+// Per statement: enough to sort or hash most of a 1 M edition load in memory, bounded at any size.
+const WORK_MEM = '64MB';
+
+/**
+ * Prepares the session and transaction: asynchronous commit (a crash loses at most the load, which
+ * then has not happened), temporary tables kept in memory up to `temp_buffers`, no hash joins. Must
+ * be the first statements of the session's transaction, before any temporary table is touched.
+ */
+export async function beginFirstLoad(client: PoolClient): Promise<void> {
+  await client.query("set temp_buffers = '256MB'");
+  await client.query('begin');
+  await client.query('set local synchronous_commit = off');
+  await client.query(`set local work_mem = '${WORK_MEM}'`);
+  await client.query('set local enable_hashjoin = off');
+  await client.query(`create temp table ol_stage (
+      ord bigint not null, file integer not null, line integer not null, type text not null, key text not null, revision integer not null,
+      id text, entity_key text, own_work_id text, own_work_key text, digest text, redirect_to text,
+      name text, bio text, birth_date text, death_date text, alternate_names text[],
+      title text, subtitle text, subjects text[], description text, year integer, cover_url text,
+      work_key text, author_keys text[], isbn_13 text, isbn_10 text, series text, publisher text, language text, pages integer,
+      physical_format text, id_schemes text[], id_values text[], routed boolean not null default false
+    ) on commit drop`);
+}
+
+/**
+ * Whether the catalogue holds no Open Library key, decided under a lock that makes every other
+ * importer of Open Library records wait for this transaction (readers are not blocked).
+ */
+export async function claimFirstLoad(client: PoolClient): Promise<boolean> {
+  await client.query('lock table openlibrary_records in share row exclusive mode');
+  const { rows } = await client.query<{ any: boolean }>('select exists (select 1 from openlibrary_records) as any');
+  return !rows[0]!.any;
+}
+
+/** Staged records, as lines of COPY's text format (see copy.ts copyLines), in one COPY. */
+export async function stageRecords(client: PoolClient, text: AsyncIterable<string>): Promise<void> {
+  await copyText(client, 'ol_stage', STAGE_COLUMNS, text);
+}
+
+/**
+ * The newest record of each key: of a key staged more than once, the highest revision stays, the
+ * first line of it on a tie (a later line of the same revision is not newer). Answers how many went,
+ * and the staging table's size.
+ */
+export async function keepNewest(client: PoolClient): Promise<{ dropped: number; stagedBytes: number }> {
+  await client.query('create index on ol_stage (key)');
+  await client.query('analyze ol_stage');
+  const { rowCount } = await client.query(
+    `with repeated as (select key from ol_stage group by key having count(*) > 1),
+          newest as (select distinct on (s.key) s.ord from ol_stage s join repeated r on r.key = s.key order by s.key, s.revision desc, s.ord)
+     delete from ol_stage s using repeated r where s.key = r.key and s.ord not in (select ord from newest)`,
+  );
+  const { rows } = await client.query<{ bytes: number }>("select pg_total_relation_size('ol_stage')::bigint as bytes");
+  return { dropped: rowCount ?? 0, stagedBytes: rows[0]!.bytes };
+}
+
+/**
+ * Editions the set-based writes cannot decide alone, marked `routed` for the record-by-record path:
+ * those whose ISBN another staged edition repeats, or a book of the catalogue already has.
+ */
+export async function routeIsbnsTaken(client: PoolClient): Promise<{ file: number; line: number }[]> {
+  await client.query(
+    `update ol_stage s set routed = true
+      where s.type = 'edition' and s.isbn_13 is not null
+        and (s.isbn_13 in (select isbn_13 from ol_stage where type = 'edition' and isbn_13 is not null group by isbn_13 having count(*) > 1)
+             or exists (select 1 from books b where b.isbn_13 = s.isbn_13))`,
+  );
+  const { rows } = await client.query<{ file: number; line: number }>("select file, line from ol_stage where routed order by ord");
+  return rows;
+}
+
+/**
+ * Every work and author key an edition names, resolved as the record path resolves it: through at
+ * most five redirects to its landing key, then to the entity of that key's record, else to a
+ * placeholder (a work titled as the first edition naming it, an author named by its key) that keeps
+ * the state and revision of a deleted key. Answers how many placeholders were made.
+ */
+export async function resolveReferences(client: PoolClient): Promise<number> {
+  await client.query(
+    `create temp table ol_redirect on commit drop as
+       select key, redirect_to from ol_stage where type = 'redirect'`,
+  );
+  await client.query('alter table ol_redirect add primary key (key)');
+  await client.query(
+    `create temp table ol_reference on commit drop as
+       select distinct key from (
+         select work_key as key from ol_stage where type = 'edition' and work_key is not null
+         union all select unnest(author_keys) from ol_stage where type = 'edition') named`,
+  );
+  await client.query('analyze ol_redirect, ol_reference');
+  await client.query(
+    `create temp table ol_target on commit drop as
+       select l.key, l.landing, s.id as entity_id
+         from (select r.key, coalesce(h5.redirect_to, h4.redirect_to, h3.redirect_to, h2.redirect_to, h1.redirect_to, r.key) as landing
+                 from ol_reference r
+                 left join ol_redirect h1 on h1.key = r.key
+                 left join ol_redirect h2 on h2.key = h1.redirect_to
+                 left join ol_redirect h3 on h3.key = h2.redirect_to
+                 left join ol_redirect h4 on h4.key = h3.redirect_to
+                 left join ol_redirect h5 on h5.key = h4.redirect_to) l
+         left join ol_stage s on s.key = l.landing and s.type in ('author', 'work')`,
+  );
+  // Landing keys without a record: one placeholder each, with what the first edition naming it says.
+  await client.query(
+    `create temp table ol_placeholder on commit drop as
+       select p.landing as key, case when p.landing like '%A' then 'author' else 'work' end as kind,
+              new_entity_id(case when p.landing like '%A' then 'au' else 'wk' end) as id,
+              coalesce(s.revision, 0) as revision, case when s.type = 'delete' then 'delete' else 'pending' end as state,
+              null::text as title
+         from (select distinct landing from ol_target where entity_id is null) p
+         left join ol_stage s on s.key = p.landing`,
+  );
+  await client.query('alter table ol_placeholder add primary key (key)');
+  await client.query('analyze ol_placeholder');
+  await client.query(
+    `update ol_placeholder p set title = f.title
+       from (select distinct on (t.landing) t.landing, e.title
+               from ol_stage e join ol_target t on t.key = e.work_key
+              where e.type = 'edition' and t.entity_id is null
+              order by t.landing, e.ord) f
+      where p.key = f.landing`,
+  );
+  await client.query('update ol_target t set entity_id = p.id from ol_placeholder p where p.key = t.landing and t.entity_id is null');
+  await client.query('alter table ol_target add primary key (key)');
+  await client.query('analyze ol_stage, ol_target');
+  const { rows } = await client.query<{ n: number }>('select count(*)::int as n from ol_placeholder');
+  return rows[0]!.n;
+}
+
+/**
+ * The catalogue's rows: authors, works, books, credits, external identifiers, Open Library keys.
+ * Where the role may, foreign keys are checked once per constraint after the writes (see
+ * checkReferences) rather than by a trigger per row; nothing else fires on these tables.
+ */
+export async function writeCatalogue(client: PoolClient, prefixes: { work: string; author: string }): Promise<void> {
+  const { rows } = await client.query<{ may: boolean }>("select has_parameter_privilege('session_replication_role', 'set') as may");
+  const checkAfter = rows[0]!.may;
+  if (checkAfter) await client.query('set local session_replication_role = replica');
+  await client.query(
+    `insert into authors (id, name_key, name, bio, birth_date, death_date, alternate_names)
+     select id, entity_key, name, bio, birth_date, death_date, alternate_names from ol_stage where type = 'author'
+     union all
+     select id, $1 || key, key, null, null, null, '{}' from ol_placeholder where kind = 'author'`,
+    [prefixes.author],
+  );
+  await client.query(
+    `insert into works (id, work_key, title, subtitle, subjects, description, original_year, cover_url)
+     select id, entity_key, title, subtitle, subjects, description, year, cover_url from ol_stage where type = 'work'
+     union all
+     select id, $1 || key, title, null, '{}', null, null, null from ol_placeholder where kind = 'work'
+     union all
+     select own_work_id, own_work_key, title, subtitle, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null`,
+    [prefixes.work],
+  );
+  await client.query(
+    `insert into books (id, work_id, isbn_13, isbn_10, source_key, title, subtitle, series, publisher, year, language, pages, cover_url, subjects, description, physical_format)
+     select s.id, t.entity_id, s.isbn_13, s.isbn_10, s.entity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
+       from ol_stage s join ol_target t on t.key = s.work_key
+      where s.type = 'edition' and not s.routed
+     union all
+     select s.id, s.own_work_id, s.isbn_13, s.isbn_10, s.entity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
+       from ol_stage s
+      where s.type = 'edition' and not s.routed and s.work_key is null
+     -- In key order: the primary key's pages fill one after another instead of at random.
+     order by 1`,
+  );
+  // Two keys of one edition may land on one author: credited once, where first named.
+  await client.query(
+    `insert into book_authors (book_id, author_id, position)
+     select book_id, author_id, (row_number() over (partition by book_id order by first) - 1)::smallint
+       from (select s.id as book_id, t.entity_id as author_id, min(named.n) as first
+               from ol_stage s cross join unnest(s.author_keys) with ordinality as named(key, n)
+               join ol_target t on t.key = named.key
+              where s.type = 'edition' and not s.routed
+              group by 1, 2) credits`,
+  );
+  await client.query(
+    `insert into external_ids (entity_id, scheme, value)
+     select s.id, x.scheme, x.value from ol_stage s cross join unnest(s.id_schemes, s.id_values) as x(scheme, value)
+      where s.type in ('author', 'edition') and not s.routed
+     on conflict do nothing`,
+  );
+  await client.query(
+    `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
+     select key, revision, 'record', id, digest, null from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
+     union all
+     select s.key, s.revision, s.type, null, null, s.redirect_to from ol_stage s
+      where s.type in ('redirect', 'delete') and not exists (select 1 from ol_placeholder p where p.key = s.key)
+     union all
+     select key, revision, state, id, null, null from ol_placeholder`,
+  );
+  if (checkAfter) {
+    await client.query('set local session_replication_role = origin');
+    await checkReferences(client);
+  }
+}
+
+/**
+ * The foreign keys the writes skipped, one anti-join each over the whole table: a violation fails the
+ * load. These are hash joins, the only ones of a load: an anti-join hashes the referenced table,
+ * whose keys are unique, so its batches split and memory stays within work_mem.
+ */
+async function checkReferences(client: PoolClient): Promise<void> {
+  await client.query('set local enable_hashjoin = on');
+  const { rows } = await client.query<{ problem: string }>(
+    `select 'a book of a work that does not exist' as problem
+      where exists (select 1 from books b where not exists (select 1 from works w where w.id = b.work_id))
+     union all
+     select 'a credit of a book that does not exist'
+      where exists (select 1 from book_authors ba where not exists (select 1 from books b where b.id = ba.book_id))
+     union all
+     select 'a credit of an author that does not exist'
+      where exists (select 1 from book_authors ba where not exists (select 1 from authors a where a.id = ba.author_id))`,
+  );
+  await client.query('set local enable_hashjoin = off');
+  if (rows.length > 0) throw new Error(`first load: ${rows.map((row) => row.problem).join('; ')}`);
+}
+
+/** One insert change for every entity written, in one block of the sequence; answers how many. */
+export async function recordInserts(client: PoolClient): Promise<number> {
+  await lockChangeSequence(client);
+  const { rowCount } = await client.query(
+    `insert into changes (entity, entity_id, operation)
+     select entity, id, 'insert' from (
+       select ord, 0 as part, case type when 'edition' then 'book' else type end as entity, id from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
+       union all
+       select ord, 1, 'work', own_work_id from ol_stage where type = 'edition' and not routed and own_work_id is not null
+       union all
+       select 0, 2, kind, id from ol_placeholder) inserted
+     order by ord, part`,
+  );
+  return rowCount ?? 0;
+}
+
+/** Planner statistics of the tables a load grew (inside the transaction: the leftovers' lookups need them). */
+export async function analyzeCatalogue(client: PoolClient): Promise<void> {
+  await client.query('analyze books, works, authors, book_authors, external_ids, openlibrary_records');
+}

@@ -1,0 +1,200 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { importOpenLibrary, type OlMethod } from '../loader/import/openlibrary/import.js';
+import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
+import { createLogger } from '../src/log.js';
+import { projectPath } from '../src/paths.js';
+import type { Pool } from '../src/stores/postgres/pool.js';
+import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
+import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { runCli } from './helpers/processes.js';
+
+const SAMPLE = [
+  projectPath('data', 'openlibrary', 'ol_dump_authors_sample.txt'),
+  projectPath('data', 'openlibrary', 'ol_dump_works_sample.txt'),
+  projectPath('data', 'openlibrary', 'ol_dump_editions_sample.txt'),
+];
+
+const log = createLogger('silent');
+let scratch: string;
+test.before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'bookmeta-olfirst-'));
+});
+test.after.always(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const load = (world: TestWorld, paths: string[], method: OlMethod, stageWorkers?: number) =>
+  importOpenLibrary(paths, { db: world.db, cache: null, log }, { progress: false, method, batchSize: 500, stageWorkers });
+
+/**
+ * Every table an Open Library import writes, without the ids a run mints: each id is replaced by the
+ * identity key of what it names (an author's name key, a work's work key, a book's source key or
+ * ISBN), and the change feed is counted by entity and operation.
+ */
+async function fingerprint(db: Pool): Promise<Record<string, unknown[]>> {
+  const keyed = `with k as (select id, name_key as k from authors union all select id, work_key from works union all select id, coalesce(source_key, isbn_13) from books)`;
+  const query = async (sql: string) => (await db.query(`${keyed} ${sql}`)).rows;
+  return {
+    authors: await query(
+      `select a.name_key, a.name, a.bio, a.birth_date, a.death_date, a.alternate_names, m.k as merged_into, a.deleted_at is not null as deleted
+         from authors a left join k m on m.id = a.merged_into order by 1`,
+    ),
+    works: await query(
+      `select w.work_key, w.title, w.subtitle, w.subjects, w.description, w.original_year, w.cover_url, w.kind, m.k as merged_into, w.deleted_at is not null as deleted
+         from works w left join k m on m.id = w.merged_into order by 1`,
+    ),
+    books: await query(
+      `select coalesce(b.source_key, b.isbn_13) as identity, b.isbn_13, b.isbn_10, b.source_key, w.k as work, b.title, b.subtitle, b.series, b.series_number,
+              b.publisher, b.year, b.language, b.pages, b.cover_url, b.popularity, b.average_rating, b.subjects, b.description, b.physical_format,
+              m.k as merged_into, b.deleted_at is not null as deleted
+         from books b join k w on w.id = b.work_id left join k m on m.id = b.merged_into order by 1`,
+    ),
+    credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
+    externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
+    keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
+    changes: (await db.query('select entity, operation, count(*)::int as n from changes group by 1, 2 order by 1, 2')).rows,
+    spellings: (await db.query('select count(*)::int as n from author_names')).rows,
+  };
+}
+
+async function sameCatalogue(
+  t: import('ava').ExecutionContext,
+  paths: string[],
+  options: { prepare?: (world: TestWorld) => Promise<void>; stageWorkers?: number } = {},
+): Promise<{ record: Record<string, unknown[]>; set: Record<string, unknown[]> }> {
+  const { prepare, stageWorkers } = options;
+  const byRecord = await createWorld();
+  const bySet = await createWorld();
+  try {
+    await prepare?.(byRecord);
+    await prepare?.(bySet);
+    await load(byRecord, paths, 'record-by-record');
+    const reports = await load(bySet, paths, 'set-based', stageWorkers);
+    t.true(reports.every((report) => report.imported > 0));
+    const record = await fingerprint(byRecord.db);
+    const set = await fingerprint(bySet.db);
+    for (const table of Object.keys(record)) t.deepEqual(set[table], record[table], table);
+    return { record, set };
+  } finally {
+    await byRecord.destroy();
+    await bySet.destroy();
+  }
+}
+
+test('a set-based first load of generated dumps (redirects, deletes, broken lines, repeated ISBNs) makes the catalogue the record path makes', async (t) => {
+  const { files } = await generateOpenLibrary({ editions: 3000, seed: 11 }, join(scratch, 'generated'));
+  // Two editions sharing an ISBN, and the same key twice: the set-based path hands the first over and keeps the newest of the second.
+  // Redirects and deletes of works and authors in a file of their own, before the editions naming them,
+  // as the monthly dumps give them: the record path's result depends on that order (a redirect it meets
+  // in the batch of an edition naming its key becomes a placeholder and a merge), a first load's does not.
+  const extraWorks = join(scratch, 'extra-works.txt');
+  await writeFile(
+    extraWorks,
+    [
+      '/type/delete\t/works/OL777777777W\t3\t2024-01-01T00:00:00\t{}',
+      '/type/redirect\t/works/OL666666661W\t2\t2024-01-01T00:00:00\t{"location": "/works/OL666666662W"}',
+      '/type/redirect\t/authors/OL777777777A\t2\t2024-01-01T00:00:00\t{"location": "/authors/OL999999999A"}',
+      '/type/redirect\t/works/OL666666662W\t2\t2024-01-01T00:00:00\t{"location": "/works/OL666666663W"}',
+    ].join('\n'),
+  );
+  const extra = join(scratch, 'extra-editions.txt');
+  const line = (key: string, revision: number, json: object) => `/type/edition\t/books/${key}\t${revision}\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key: `/books/${key}` })}`;
+  await writeFile(
+    extra,
+    [
+      line('OL1M', 1, { title: 'Shared ISBN, first', isbn_13: ['9780306406157'], works: [{ key: '/works/OL10000001W' }] }),
+      line('OL2M', 2, { title: 'Shared ISBN, second', isbn_10: ['0-306-40615-2'], publishers: ['Second Press'] }),
+      line('OL3M', 1, { title: 'Older revision' }),
+      line('OL3M', 4, { title: 'Newer revision', authors: [{ key: '/authors/OL999999999A' }] }),
+      // A work no record gives (titled by the first edition naming it), one deleted, one behind a chain of redirects.
+      line('OL5M', 1, { title: 'Placeholder first', works: [{ key: '/works/OL888888888W' }], authors: [{ key: '/authors/OL999999999A' }, { key: '/authors/OL777777777A' }] }),
+      line('OL6M', 1, { title: 'Placeholder second', works: [{ key: '/works/OL888888888W' }] }),
+      line('OL7M', 1, { title: 'Of a deleted work', works: [{ key: '/works/OL777777777W' }] }),
+      line('OL8M', 1, { title: 'Behind redirects', works: [{ key: '/works/OL666666661W' }] }),
+      'not a dump line',
+      '/type/edition\t/books/OL4M\t1\t2024-01-01T00:00:00\t{"title": "nul \\u0000 and lone \\ud800 surrogate", "publishers": ["A\\u00a0B  C"]}',
+    ].join('\n'),
+  );
+  // On worker threads, as a large dump is: their chunks must come back in file order.
+  const { set } = await sameCatalogue(t, [files.authors, files.works, extraWorks, files.editions, extra], { stageWorkers: 2 });
+  t.true(set.keys!.some((row) => (row as { state: string }).state === 'redirect'));
+  t.true(set.keys!.some((row) => (row as { state: string }).state === 'delete'));
+});
+
+test('a set-based first load of the real sample makes the catalogue the record path makes', async (t) => {
+  await sameCatalogue(t, SAMPLE);
+});
+
+test('a set-based first load over another source\'s books hands the editions of their ISBNs to the record path', async (t) => {
+  const { record } = await sameCatalogue(t, SAMPLE, { prepare: (world) => importFile(world, 'goodbooks', GOODBOOKS_300).then(() => undefined) });
+  t.true(record.changes!.some((row) => (row as { operation: string }).operation === 'merge'));
+});
+
+test('a set-based load refuses a catalogue that holds Open Library records, and auto goes record by record there', async (t) => {
+  const world = await createWorld();
+  try {
+    await load(world, [SAMPLE[1]!], 'auto');
+    await t.throwsAsync(load(world, [SAMPLE[2]!], 'set-based'), { message: /holds Open Library records/ });
+    const [report] = await load(world, [SAMPLE[2]!], 'auto');
+    t.true(report!.imported > 0);
+  } finally {
+    await world.destroy();
+  }
+});
+
+// The lock every writer of the change feed takes (src/stores/postgres/changes.ts): a first load takes it
+// after writing the catalogue's tables, just before its last steps and commit.
+const CHANGE_APPEND_LOCK = 7_340_002;
+
+test('kill -9 at any moment of a first load leaves the catalogue as it was, the API answering from it meanwhile, and a rerun loads it', async (t) => {
+  const { files } = await generateOpenLibrary({ editions: 1000, seed: 5 }, join(scratch, 'killed'));
+  const order = [files.authors, files.works, files.editions];
+  const args = ['import', 'openlibrary', '--method', 'set-based', ...order];
+  const clean = await createWorld();
+  const killed = await createWorld();
+  const server = await startTestServer(killed);
+  try {
+    for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
+    await load(clean, order, 'set-based');
+    const before = await fingerprint(killed.db);
+    const { auth } = await newKey(killed);
+    const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 3');
+    // Held by the test while it kills: no load can pass its change feed step, so none can commit.
+    const holder = await killed.db.connect();
+    try {
+      await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
+      // Killed after reporting: staging a file, choosing the newest records, the catalogue's tables written.
+      for (const [index, phase] of ['first load: staging', 'first load: newest revision', 'first load: catalogue tables'].entries()) {
+        const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], { env: killed.env, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] });
+        const exited = new Promise((resolve) => child.on('exit', resolve));
+        const reported = await new Promise<boolean>((resolve) => {
+          createInterface({ input: child.stderr! }).on('line', (line) => line.includes(phase) && resolve(true));
+          void exited.then(() => resolve(false));
+        });
+        t.true(reported, phase);
+        // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
+        const answer = await fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
+        t.is(answer.status, 200, `${phase}: the API answers during the load`);
+        child.kill('SIGKILL');
+        await exited;
+        t.deepEqual(await fingerprint(killed.db), before, phase);
+      }
+    } finally {
+      await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
+      holder.release();
+    }
+    const rerun = await runCli(killed.env, args);
+    t.is(rerun.code, 0, rerun.stderr);
+    t.deepEqual(await fingerprint(killed.db), await fingerprint(clean.db));
+  } finally {
+    await server.stop();
+    await clean.destroy();
+    await killed.destroy();
+  }
+});
