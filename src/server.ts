@@ -6,6 +6,7 @@ import { deadlineOptions, limitConnections } from './connectionLimits.js';
 import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
+import { serveMetrics, type MetricsEndpoint } from './metrics/endpoint.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
 import { withWaitBudget } from './stores/guard.js';
@@ -14,6 +15,8 @@ import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
 export interface RunningServer {
   url: string;
   services: Services;
+  /** Where Prometheus scrapes this process; null when metrics are off (METRICS_PORT unset). */
+  metricsUrl: string | null;
   /** Stops accepting, lets in-flight requests finish, flushes usage, closes connections. */
   stop(): Promise<void>;
 }
@@ -47,12 +50,25 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
   log.info({ url }, 'listening');
+  const metrics = await startMetrics(config, services, log, server);
   let stopping: Promise<void> | null = null;
   return {
     url,
     services,
-    stop: () => (stopping ??= drain(server, services, log)),
+    metricsUrl: metrics?.url ?? null,
+    stop: () => (stopping ??= metrics ? metrics.close().then(() => drain(server, services, log)) : drain(server, services, log)),
   };
+}
+
+/** The metrics endpoint on its own port (never the public one), when METRICS_PORT is set; a port taken stops the API, which has not served anyone yet. */
+async function startMetrics(config: Config, services: Services, log: Logger, api: Server): Promise<MetricsEndpoint | null> {
+  if (!services.metrics || config.metricsPort === null) return null;
+  try {
+    return await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log);
+  } catch (error) {
+    await drain(api, services, log);
+    throw error;
+  }
 }
 
 /**
