@@ -56,7 +56,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     url,
     services,
     metricsUrl: metrics?.url ?? null,
-    stop: () => (stopping ??= metrics ? metrics.close().then(() => drain(server, services, log)) : drain(server, services, log)),
+    stop: () => (stopping ??= Promise.all([metrics?.close(), drain(server, services, log)]).then(() => undefined)),
   };
 }
 

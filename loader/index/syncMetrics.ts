@@ -7,6 +7,9 @@ import { BulkError } from '../stores/elasticsearch/bulk.js';
 import { syncPosition, type SyncPosition } from './status.js';
 import type { FollowOptions } from './sync.js';
 
+// Well within Prometheus' default scrape timeout (10 s), so a stalled PostgreSQL costs the scrape only the position.
+const POSITION_WAIT_MS = 3_000;
+
 /**
  * `bookmeta sync --follow`'s metrics, in a registry of its own: Node's process metrics, where sync
  * stands against the change sequence (read from PostgreSQL at each scrape, so they hold whoever moved
@@ -22,14 +25,12 @@ class SyncMetrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     // The four gauges' collects start together at each scrape and share one read. While PostgreSQL
-    // cannot answer, they are left out of the scrape rather than shown stale.
+    // cannot answer in time, they are left out of the scrape rather than shown stale.
     let reading: Promise<SyncPosition | null> | null = null;
     const position = () =>
-      (reading ??= syncPosition(db)
-        .catch(() => null)
-        .finally(() => {
-          reading = null;
-        }));
+      (reading ??= Promise.race([syncPosition(db).catch(() => null), new Promise<null>((resolve) => setTimeout(resolve, POSITION_WAIT_MS, null).unref())]).finally(() => {
+        reading = null;
+      }));
     const fromPosition = (read: (position: SyncPosition) => number) => async () => {
       const now = await position();
       return now ? [{ value: read(now) }] : [];
