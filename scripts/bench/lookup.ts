@@ -8,7 +8,7 @@
 // the cost itself (README, Performance).
 // Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
-import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
+import { benchDatabase, benchKey, benchRedisPrefix, cpuSeconds, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
 import { alternate, formatLoad, load, type LoadResult } from './lib/load.js';
 import { percentile } from '../lib/percentile.js';
 
@@ -40,28 +40,42 @@ const partsOnly = await startPartsOnly(env);
 
 /**
  * The cost of a setting on cached lookups: fresh pairs of servers, one with `on`'s settings and one
- * with `off`'s, loaded in alternating rounds; each pair's cost is 1 - on/off.
+ * with `off`'s, loaded in alternating rounds. Each pair gives two ratios on/off: of throughput, and
+ * of requests per CPU second of the server (from its CPU time during its rounds), which a loaded
+ * machine's scheduling sways far less than throughput.
  */
-async function costOnCached(name: string, on: NodeJS.ProcessEnv, off: NodeJS.ProcessEnv): Promise<{ costs: number[]; results: LoadResult[] }> {
-  const costs: number[] = [];
+async function costOnCached(name: string, on: NodeJS.ProcessEnv, off: NodeJS.ProcessEnv): Promise<{ throughput: number[]; perCpu: number[]; results: LoadResult[] }> {
+  const throughput: number[] = [];
+  const perCpu: number[] = [];
   const results: LoadResult[] = [];
   for (let pair = 1; pair <= pairs; pair++) {
-    const [withIt, without] = await Promise.all([startApi({ ...env, ...on }), startApi({ ...env, ...off })]);
+    const servers = await Promise.all([startApi({ ...env, ...on }), startApi({ ...env, ...off })]);
+    const cpu = [0, 0];
+    const served = [0, 0];
     try {
       const [onResult, offResult] = (await alternate(
-        [
-          { label: `pair ${pair}: cached, ${name} on`, url: `${withIt.url}${hot}`, headers },
-          { label: `pair ${pair}: cached, ${name} off`, url: `${without.url}${hot}`, headers },
-        ],
-        { rounds, roundS, connections },
+        servers.map((server, index) => ({ label: `pair ${pair}: cached, ${name} ${index === 0 ? 'on' : 'off'}`, url: `${server.url}${hot}`, headers })),
+        {
+          rounds,
+          roundS,
+          connections,
+          measure: async (index, round) => {
+            const before = await cpuSeconds(servers[index]!.pid);
+            const result = await round();
+            cpu[index]! += (await cpuSeconds(servers[index]!.pid)) - before;
+            served[index]! += result.rps * roundS;
+            return result;
+          },
+        },
       )) as [LoadResult, LoadResult];
-      costs.push(1 - onResult.rps / offResult.rps);
+      throughput.push(onResult.rps / offResult.rps);
+      perCpu.push(served[0]! / cpu[0]! / (served[1]! / cpu[1]!));
       results.push(onResult, offResult);
     } finally {
-      await Promise.all([withIt.stop(), without.stop()]);
+      await Promise.all(servers.map((server) => server.stop()));
     }
   }
-  return { costs, results };
+  return { throughput, perCpu, results };
 }
 
 try {
@@ -92,8 +106,12 @@ try {
   console.log(`cached p99 at half baseline:  ${paced.p99.toFixed(1)} ms  (target < 10 ms)`);
   console.log(`uncached / baseline:          ${(uncached.rps / baseline.rps).toFixed(2)}  (target >= 0.25)`);
   if (pairs > 0) {
-    console.log(`metering cost on cached:      ${percent(percentile(metering.costs, 50))}  (target <= 5 %; median of ${pairs} pairs: ${metering.costs.map(percent).join(', ')})`);
-    console.log(`metrics on / off, cached:     ${(1 - percentile(metrics.costs, 50)).toFixed(3)}  (target >= 0.95; median of ${pairs} pairs: ${metrics.costs.map((cost) => (1 - cost).toFixed(3)).join(', ')})`);
+    const ratios = (values: number[]) => `${percentile(values, 50).toFixed(3)}  (median of ${pairs} pairs: ${values.map((value) => value.toFixed(3)).join(', ')})`;
+    const costs = metering.throughput.map((ratio) => 1 - ratio);
+    console.log(`metering cost on cached:      ${percent(percentile(costs, 50))}  (target <= 5 %; median of ${pairs} pairs: ${costs.map(percent).join(', ')})`);
+    console.log(`metering on / off, cached, requests per CPU s: ${ratios(metering.perCpu)}`);
+    console.log(`metrics on / off, cached, throughput:          ${ratios(metrics.throughput)}  (target >= 0.95)`);
+    console.log(`metrics on / off, cached, requests per CPU s:  ${ratios(metrics.perCpu)}`);
   }
 } finally {
   await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
