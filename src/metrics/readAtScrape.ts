@@ -19,29 +19,18 @@ export function readAtScrape<L extends string = never>(
   read: () => Sample<L>[] | Promise<Sample<L>[]>,
   labelNames: readonly L[] = [],
 ): void {
-  if (type === 'counter') {
-    new Counter<L>({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      async collect() {
-        const samples = await read();
-        this.reset();
-        for (const sample of samples) this.inc(sample.labels ?? {}, sample.value);
-      },
-    });
-    return;
-  }
-  new Gauge<L>({
+  const configuration = {
     name,
     help,
     labelNames,
     registers: [registry],
-    async collect() {
+    // Reset, then add each value: a gauge and a counter then both show what `read` says.
+    async collect(this: Counter<L> | Gauge<L>) {
       const samples = await read();
       this.reset();
-      for (const sample of samples) this.set(sample.labels ?? {}, sample.value);
+      for (const sample of samples) this.inc(sample.labels ?? {}, sample.value);
     },
-  });
+  };
+  if (type === 'counter') new Counter<L>(configuration);
+  else new Gauge<L>(configuration);
 }
