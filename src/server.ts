@@ -6,7 +6,7 @@ import { deadlineOptions, limitConnections } from './connectionLimits.js';
 import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
-import { serveMetrics, type MetricsEndpoint } from './metrics/endpoint.js';
+import { serveMetrics } from './metrics/endpoint.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
 import { withWaitBudget } from './stores/guard.js';
@@ -29,6 +29,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const services = await buildServices(config, log);
   const applied = await migrate(services.pool);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  // Before the API listens: a metrics port already taken stops the start before anyone is served.
+  const metrics = services.metrics && config.metricsPort !== null ? await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log) : null;
   const app = createApp(services);
   const callback = app.callback();
   const server = createServer({ requireHostHeader: false, ...deadlineOptions(config.connectionLimits) });
@@ -50,7 +52,6 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
   log.info({ url }, 'listening');
-  const metrics = await startMetrics(config, services, log, server);
   let stopping: Promise<void> | null = null;
   return {
     url,
@@ -58,17 +59,6 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     metricsUrl: metrics?.url ?? null,
     stop: () => (stopping ??= Promise.all([metrics?.close(), drain(server, services, log)]).then(() => undefined)),
   };
-}
-
-/** The metrics endpoint on its own port (never the public one), when METRICS_PORT is set; a port taken stops the API, which has not served anyone yet. */
-async function startMetrics(config: Config, services: Services, log: Logger, api: Server): Promise<MetricsEndpoint | null> {
-  if (!services.metrics || config.metricsPort === null) return null;
-  try {
-    return await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log);
-  } catch (error) {
-    await drain(api, services, log);
-    throw error;
-  }
 }
 
 /**
