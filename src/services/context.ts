@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
 import type { ApiMetrics } from '../metrics/api.js';
 import type { StoreGuard } from '../stores/guard.js';
-import type { Logger } from '../log.js';
 import type { Pool, Queryable } from '../stores/postgres/pool.js';
 import type { PointReads } from '../stores/postgres/pointReads.js';
 import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
