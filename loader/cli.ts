@@ -14,7 +14,7 @@ import { ResponseCache } from '../src/stores/redis/responseCache.js';
 import { bookCrossing } from './import/bookCrossing.js';
 import { goodbooks } from './import/goodbooks.js';
 import { importCatalogue, type CatalogueSource } from './import/importer.js';
-import { formatImportReport } from './import/report.js';
+import { formatImportReport, importSummary } from './import/report.js';
 import { ENTITY_KINDS, type EntityKind } from '../src/domain/ids.js';
 import { merge } from '../src/services/merge.js';
 import { regroupWorks } from './import/regroup.js';
@@ -25,6 +25,7 @@ import { OL_BATCH, OL_METHODS, importOpenLibrary, type OlMethod } from './import
 import { reindex, type ReindexTarget } from './index/reindex.js';
 import { ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
 import { formatLoaderStatus, loaderStatus } from './index/status.js';
+import { serveSyncMetrics } from './index/syncMetrics.js';
 
 /** `bookmeta`: every operator command. Each honours DATABASE_URL, REDIS_URL and ELASTICSEARCH_URL. */
 
@@ -181,6 +182,7 @@ for (const [name, source] of Object.entries(sources)) {
           });
           process.stderr.write('\n');
           console.log(formatImportReport(report));
+          log.info({ command: `import ${name}`, reports: [importSummary(report)] }, 'import finished');
         }),
       ),
     );
@@ -202,6 +204,7 @@ importCommand
       withCache(async (cache) => {
         const reports = await importOpenLibrary(files, { db, cache, log }, options);
         for (const report of reports) console.log(formatImportReport(report));
+        log.info({ command: 'import openlibrary', reports: reports.map(importSummary) }, 'import finished');
       }),
     ),
   );
@@ -218,6 +221,8 @@ importCommand
       process.stderr.write('\n');
       console.log(formatImportReport(report));
       console.log(`also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`);
+      const alsoLiked = { books: report.alsoLiked.books, changed: report.alsoLiked.changed.length };
+      log.info({ command: 'import ratings', reports: [{ ...importSummary(report), alsoLiked }] }, 'import finished');
     }),
   );
 
@@ -250,6 +255,7 @@ program
           ]),
         ),
       );
+      log.info({ command: 'reindex', results }, 'reindex finished');
     }),
   );
 
@@ -263,8 +269,9 @@ program
     withLoader(async (deps) => {
       const signal = stopSignal();
       if (options.follow) {
+        const metrics = config.syncMetricsPort === null ? null : await serveSyncMetrics(deps.db, config.metricsHost, config.syncMetricsPort, log);
         log.info('sync following the change sequence');
-        const result = await follow(deps, { pageSize: options.pageSize, pollMs: options.pollMs, signal });
+        const result = await follow(deps, { pageSize: options.pageSize, pollMs: options.pollMs, signal, ...metrics?.hooks }).finally(() => metrics?.close());
         console.log(`sync stopped at seq ${result.checkpoint}: ${result.changes} changes applied`);
         return;
       }

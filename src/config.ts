@@ -56,6 +56,12 @@ export interface Config {
    * comma-separated, e.g. `https://app.example.com`; `*` for any): refused otherwise, against DNS rebinding.
    */
   mcpAllowedOrigins: string[];
+  /** Port of the API's Prometheus endpoint (METRICS_PORT; 0 picks a free one); null, when unset: no metrics. */
+  metricsPort: number | null;
+  /** Port of `bookmeta sync --follow`'s Prometheus endpoint (SYNC_METRICS_PORT); null, when unset: none. */
+  syncMetricsPort: number | null;
+  /** Address both metrics endpoints listen on (METRICS_HOST): loopback unless an operator opens it. */
+  metricsHost: string;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -64,6 +70,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
   return value;
+}
+
+/** An optional port: null when the variable is unset or empty. */
+function optionalPort(env: NodeJS.ProcessEnv, name: string): number | null {
+  if (env[name] === undefined || env[name] === '') return null;
+  const port = integer(env, name, 0);
+  if (port > 65_535) throw new Error(`${name} must be a port number (0-65535), got "${env[name]}"`);
+  return port;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -86,6 +100,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',
     mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
+    metricsPort: optionalPort(env, 'METRICS_PORT'),
+    syncMetricsPort: optionalPort(env, 'SYNC_METRICS_PORT'),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
   };
 }
 

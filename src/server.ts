@@ -6,6 +6,7 @@ import { deadlineOptions, limitConnections } from './connectionLimits.js';
 import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
+import { serveMetrics } from './metrics/endpoint.js';
 import { buildServices, closeServices } from './services/build.js';
 import type { Services } from './services/context.js';
 import { withWaitBudget } from './stores/guard.js';
@@ -14,6 +15,8 @@ import { ensureDatabase, migrate } from './stores/postgres/migrate.js';
 export interface RunningServer {
   url: string;
   services: Services;
+  /** Where Prometheus scrapes this process; null when metrics are off (METRICS_PORT unset). */
+  metricsUrl: string | null;
   /** Stops accepting, lets in-flight requests finish, flushes usage, closes connections. */
   stop(): Promise<void>;
 }
@@ -26,6 +29,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const services = await buildServices(config, log);
   const applied = await migrate(services.pool);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  // Before the API listens: a metrics port already taken stops the start before anyone is served.
+  const metrics = services.metrics && config.metricsPort !== null ? await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log) : null;
   const app = createApp(services);
   const callback = app.callback();
   const server = createServer({ requireHostHeader: false, ...deadlineOptions(config.connectionLimits) });
@@ -51,7 +56,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   return {
     url,
     services,
-    stop: () => (stopping ??= drain(server, services, log)),
+    metricsUrl: metrics?.url ?? null,
+    stop: () => (stopping ??= Promise.all([metrics?.close(), drain(server, services, log)]).then(() => undefined)),
   };
 }
 

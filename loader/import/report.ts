@@ -11,3 +11,9 @@ export function formatImportReport(report: ImportReport): string {
   if (report.rejectedUnlisted) lines.push(`  and ${report.rejectedUnlisted} more rejected lines not listed`);
   return lines.join('\n');
 }
+
+/** What the report says, as fields of a JSON log line: the counts, rejected lines counted rather than listed. */
+export function importSummary(report: ImportReport): Omit<ImportReport, 'rejected' | 'rejectedUnlisted'> & { rejected: number } {
+  const { rejected, rejectedUnlisted, ...counts } = report;
+  return { ...counts, rejected: rejected.length + (rejectedUnlisted ?? 0) };
+}

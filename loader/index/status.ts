@@ -2,6 +2,7 @@ import { aliasTargets, countDocuments, INDEX_KINDS, strayIndices, type IndexKind
 import { readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { countLive } from '../stores/elasticsearch/documents.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';
+import type { Queryable } from '../../src/stores/postgres/pool.js';
 import { formatTable } from '../../src/table.js';
 import { SYNC_CHECKPOINT, type LoaderDeps } from './sync.js';
 
@@ -17,24 +18,39 @@ export interface IndexStatus {
   live: number;
 }
 
-export interface LoaderStatus {
+/** Where sync stands against the change sequence. */
+export interface SyncPosition {
   checkpoint: number;
   checkpointUpdatedAt: Date | null;
   lastSeq: number;
   lagChanges: number;
   /** Age of the oldest change not yet applied (0 when none is pending). */
   lagSeconds: number;
+}
+
+export interface LoaderStatus extends SyncPosition {
   indices: IndexStatus[];
 }
 
-export async function loaderStatus(deps: LoaderDeps): Promise<LoaderStatus> {
-  const checkpoint = await readCheckpoint(deps.db, SYNC_CHECKPOINT);
+export async function syncPosition(db: Queryable): Promise<SyncPosition> {
+  const checkpoint = await readCheckpoint(db, SYNC_CHECKPOINT);
   const seq = checkpoint?.seq ?? 0;
-  const last = await lastSeq(deps.db);
-  const { rows } = await deps.db.query<{ age: number | null }>(
+  const last = await lastSeq(db);
+  const { rows } = await db.query<{ age: number | null }>(
     'select extract(epoch from clock_timestamp() - changed_at)::float8 as age from changes where seq > $1 order by seq limit 1',
     [seq],
   );
+  return {
+    checkpoint: seq,
+    checkpointUpdatedAt: checkpoint?.updatedAt ?? null,
+    lastSeq: last,
+    lagChanges: Math.max(0, last - seq),
+    lagSeconds: Math.max(0, rows[0]?.age ?? 0),
+  };
+}
+
+export async function loaderStatus(deps: LoaderDeps): Promise<LoaderStatus> {
+  const position = await syncPosition(deps.db);
   const indices: IndexStatus[] = [];
   for (const kind of INDEX_KINDS) {
     const alias = deps.aliases[kind];
@@ -47,14 +63,7 @@ export async function loaderStatus(deps: LoaderDeps): Promise<LoaderStatus> {
       live: await countLive(deps.db, kind),
     });
   }
-  return {
-    checkpoint: seq,
-    checkpointUpdatedAt: checkpoint?.updatedAt ?? null,
-    lastSeq: last,
-    lagChanges: Math.max(0, last - seq),
-    lagSeconds: Math.max(0, rows[0]?.age ?? 0),
-    indices,
-  };
+  return { ...position, indices };
 }
 
 export function formatLoaderStatus(status: LoaderStatus): string {

@@ -239,6 +239,8 @@ export interface FollowOptions extends SyncOptions {
   pollMs?: number;
   /** Seconds between summary log lines (default 10). */
   logEverySeconds?: number;
+  /** Called when a page failed (it is retried after a pause). */
+  onFailure?: (error: unknown) => void;
 }
 
 /**
@@ -274,6 +276,7 @@ export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Pro
         if (result.changes === 0) await sleep(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       } catch (error) {
         failures += 1;
+        options.onFailure?.(error);
         const pause = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
         deps.log.error({ err: error, retryInMs: pause }, 'sync page failed; retrying');
         await sleep(pause, undefined, { signal: options.signal }).catch(() => undefined);

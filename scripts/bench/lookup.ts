@@ -3,11 +3,12 @@
 // change in the machine's load during the run weighs on all of them alike.
 // A fourth server runs only the middlewares a cached lookup passes through, composed alone
 // (scripts/bench/partsOnly.ts): what is left without the router, error rendering and path guard.
-// Metering's cost is measured on fresh pairs of servers, metered and not: two processes of the same
-// build differ from one start to the next by more than the cost itself (README, Performance).
+// Metering's cost, and that of serving metrics (METRICS_PORT), are measured on fresh pairs of servers,
+// with and without: two processes of the same build differ from one start to the next by more than
+// the cost itself (README, Performance).
 // Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
-import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
+import { benchDatabase, benchKey, benchRedisPrefix, cpuSeconds, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
 import { alternate, formatLoad, load, type LoadResult } from './lib/load.js';
 import { percentile } from '../lib/percentile.js';
 
@@ -37,6 +38,46 @@ const metered = await startApi(env);
 const bare = await startBareKoa(await (await fetch(`${metered.url}${hot}`, { headers })).text());
 const partsOnly = await startPartsOnly(env);
 
+/**
+ * The cost of a setting on cached lookups: fresh pairs of servers, one with `on`'s settings and one
+ * with `off`'s, loaded in alternating rounds. Each pair gives two ratios on/off: of throughput, and
+ * of requests per CPU second of the server (from its CPU time during its rounds), which a loaded
+ * machine's scheduling sways far less than throughput.
+ */
+async function costOnCached(name: string, on: NodeJS.ProcessEnv, off: NodeJS.ProcessEnv): Promise<{ throughput: number[]; perCpu: number[]; results: LoadResult[] }> {
+  const throughput: number[] = [];
+  const perCpu: number[] = [];
+  const results: LoadResult[] = [];
+  for (let pair = 1; pair <= pairs; pair++) {
+    const servers = await Promise.all([startApi({ ...env, ...on }), startApi({ ...env, ...off })]);
+    const cpu = [0, 0];
+    const served = [0, 0];
+    try {
+      const [onResult, offResult] = (await alternate(
+        servers.map((server, index) => ({ label: `pair ${pair}: cached, ${name} ${index === 0 ? 'on' : 'off'}`, url: `${server.url}${hot}`, headers })),
+        {
+          rounds,
+          roundS,
+          connections,
+          measure: async (index, round) => {
+            const before = await cpuSeconds(servers[index]!.pid);
+            const result = await round();
+            cpu[index]! += (await cpuSeconds(servers[index]!.pid)) - before;
+            served[index]! += result.rps * roundS;
+            return result;
+          },
+        },
+      )) as [LoadResult, LoadResult];
+      throughput.push(onResult.rps / offResult.rps);
+      perCpu.push(served[0]! / cpu[0]! / (served[1]! / cpu[1]!));
+      results.push(onResult, offResult);
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()));
+    }
+  }
+  return { throughput, perCpu, results };
+}
+
 try {
   let n = 0;
   const [baseline, cached, middlewaresAlone, uncached] = (await alternate(
@@ -53,34 +94,25 @@ try {
   // Idle servers still cost the machine a little (their timers): only the pair runs during the pairs.
   await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
 
-  const meteringCosts: number[] = [];
-  const pairResults: LoadResult[] = [];
-  for (let pair = 1; pair <= pairs; pair++) {
-    const [on, off] = await Promise.all([startApi(env), startApi({ ...env, METERING: 'off' })]);
-    try {
-      const [withMeter, without] = (await alternate(
-        [
-          { label: `pair ${pair}: cached, metering on`, url: `${on.url}${hot}`, headers },
-          { label: `pair ${pair}: cached, metering off`, url: `${off.url}${hot}`, headers },
-        ],
-        { rounds, roundS, connections },
-      )) as [LoadResult, LoadResult];
-      meteringCosts.push(1 - withMeter.rps / without.rps);
-      pairResults.push(withMeter, without);
-    } finally {
-      await Promise.all([on.stop(), off.stop()]);
-    }
-  }
+  const metering = await costOnCached('metering', { METERING: 'on' }, { METERING: 'off' });
+  const metrics = await costOnCached('metrics', { METRICS_PORT: '0' }, { METRICS_PORT: '' });
   const percent = (cost: number) => `${(cost * 100).toFixed(1)} %`;
 
   console.log(`${rounds} alternating rounds of ${roundS} s each, ${connections} connections`);
-  for (const result of [baseline, cached, middlewaresAlone, uncached, paced, ...pairResults]) console.log(formatLoad(result));
+  for (const result of [baseline, cached, middlewaresAlone, uncached, paced, ...metering.results, ...metrics.results]) console.log(formatLoad(result));
   console.log('');
   console.log(`cached / baseline:            ${(cached.rps / baseline.rps).toFixed(2)}  (target >= 0.50)`);
   console.log(`middlewares alone / baseline: ${(middlewaresAlone.rps / baseline.rps).toFixed(2)}  (without router, error rendering, guard)`);
   console.log(`cached p99 at half baseline:  ${paced.p99.toFixed(1)} ms  (target < 10 ms)`);
   console.log(`uncached / baseline:          ${(uncached.rps / baseline.rps).toFixed(2)}  (target >= 0.25)`);
-  if (pairs > 0) console.log(`metering cost on cached:      ${percent(percentile(meteringCosts, 50))}  (target <= 5 %; median of ${pairs} pairs: ${meteringCosts.map(percent).join(', ')})`);
+  if (pairs > 0) {
+    const ratios = (values: number[]) => `${percentile(values, 50).toFixed(3)}  (median of ${pairs} pairs: ${values.map((value) => value.toFixed(3)).join(', ')})`;
+    const costs = metering.throughput.map((ratio) => 1 - ratio);
+    console.log(`metering cost on cached:      ${percent(percentile(costs, 50))}  (target <= 5 %; median of ${pairs} pairs: ${costs.map(percent).join(', ')})`);
+    console.log(`metering on / off, cached, requests per CPU s: ${ratios(metering.perCpu)}`);
+    console.log(`metrics on / off, cached, throughput:          ${ratios(metrics.throughput)}  (target >= 0.95)`);
+    console.log(`metrics on / off, cached, requests per CPU s:  ${ratios(metrics.perCpu)}`);
+  }
 } finally {
   await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
   await database.drop();

@@ -67,6 +67,8 @@ export async function benchKey(db: Pool): Promise<Record<string, string>> {
 
 export interface BenchServer {
   url: string;
+  /** The server's process, whose CPU time a benchmark may read. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -85,7 +87,7 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'st
       // would load the benchmark's own process, which also generates the load.
       lines.close();
       child[stream]!.resume();
-      resolve({ url, stop: async () => { child.kill('SIGTERM'); await exited; } });
+      resolve({ url, pid: child.pid!, stop: async () => { child.kill('SIGTERM'); await exited; } });
     });
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)));
   });
@@ -189,6 +191,14 @@ export async function runMeasured(command: string, args: string[], env: NodeJS.P
   const peakKb = await peakRssKb(child.pid!, exited);
   const code = await exited;
   return { code, stdout, seconds: (performance.now() - started) / 1000, peakRssMb: peakKb / 1024 };
+}
+
+/** CPU seconds (user and system) process `pid` has used so far, from /proc (clock ticks of 1/100 s). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name (which may hold spaces): state is the 3rd, utime the 14th, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Latencies in ms of calls made one after another. */

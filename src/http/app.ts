@@ -6,8 +6,9 @@ import { renderErrors } from './middleware/errors.js';
 import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
+import { requestMetrics } from './middleware/requestMetrics.js';
 import { requestId } from './middleware/requestId.js';
-import { allowedMethods, matchRoute, requestAccess } from './routeTable.js';
+import { allowedMethods, matchRoute, requestAccess, requestTemplate } from './routeTable.js';
 import { reconcileCrossOrigin } from './routes/reconcile.js';
 import type { AppContext, Middleware, RequestState } from './state.js';
 
@@ -51,6 +52,7 @@ const dispatch = (services: Services): Middleware => async (ctx) => {
 export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.use(requestId());
+  if (services.metrics) app.use(requestMetrics(services.metrics.requests, requestTemplate));
   app.use(recordRequests(services.log, services.meter));
   app.use(renderErrors(services.log));
   app.use(protocolRules());

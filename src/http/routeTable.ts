@@ -83,6 +83,15 @@ export const SERVED_METHODS: readonly string[] = [...new Set(routes.flatMap((rou
 /** The template of the most specific route of `path` under any method: what a refused request (405) is counted under. */
 export const templateOf = (path: string): string | undefined => routesOf(path)[0]?.path;
 
+/** What every path no route's path matches is counted under. */
+const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
+ * The route template a finished request is counted under, in usage and in metrics: its route's, or
+ * its path's under another method (405), or UNMATCHED_ROUTE; never the URL, so made-up paths are one bucket.
+ */
+export const requestTemplate = (ctx: { path: string; state: { route?: Route } }): string => ctx.state.route?.path ?? templateOf(ctx.path) ?? UNMATCHED_ROUTE;
+
 const accessOf = (route: Route, request: RequestShape): Access => (typeof route.access === 'function' ? route.access(request) : route.access);
 
 /**

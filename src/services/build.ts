@@ -1,8 +1,9 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { createRequestPathElastic, indexAliases } from '../stores/elasticsearch/client.js';
+import { apiMetrics } from '../metrics/api.js';
+import { createRequestPathElastic, elasticGuard, indexAliases } from '../stores/elasticsearch/client.js';
 import { PointReads } from '../stores/postgres/pointReads.js';
-import { createRequestPathPool } from '../stores/postgres/pool.js';
+import { createRequestPathPool, postgresGuard } from '../stores/postgres/pool.js';
 import { connectRedis, redisGuard } from '../stores/redis/client.js';
 import { RateLimiter } from '../stores/redis/rateLimiter.js';
 import { ResponseCache } from '../stores/redis/responseCache.js';
@@ -14,26 +15,28 @@ import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, config.storeWaitMs, log);
+  const guards = { postgres: postgresGuard(log, config.storeWaitMs), redis: redisGuard(log, config.storeWaitMs), elastic: elasticGuard(log, config.storeWaitMs) };
+  const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, guards.postgres);
   const redis = await connectRedis(config.redisUrl);
-  const redisOnRequestPath = redisGuard(log, config.storeWaitMs);
-  const cache = new ResponseCache(redis, config.redisPrefix, redisOnRequestPath);
-  return {
+  const cache = new ResponseCache(redis, config.redisPrefix, guards.redis);
+  const services: Omit<Services, 'metrics'> = {
     config,
     log,
     pool,
     db,
     reads: new PointReads(db),
     redis,
-    elastic: createRequestPathElastic(config.elasticsearchUrl, config.storeWaitMs, log),
+    elastic: createRequestPathElastic(config.elasticsearchUrl, guards.elastic),
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
-    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, redisOnRequestPath),
+    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, guards.redis),
     pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
     // Usage writes wait as long as they need: a write given up on might still commit, and be written twice.
     meter: config.meteringEnabled ? new Meter(pool, log, config.meteringBufferMax) : null,
+    guards: Object.values(guards),
   };
+  return { ...services, metrics: config.metricsPort === null ? null : apiMetrics(services) };
 }
 
 /** Releases what buildServices took, writing buffered usage first. */

@@ -1,5 +1,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import type { ApiMetrics } from '../metrics/api.js';
+import type { StoreGuard } from '../stores/guard.js';
 import type { Pool, Queryable } from '../stores/postgres/pool.js';
 import type { PointReads } from '../stores/postgres/pointReads.js';
 import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
@@ -29,4 +31,8 @@ export interface Services {
   shortCache: ShortCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */
   meter: Meter | null;
+  /** The request path's guard of each store (PostgreSQL, Redis, Elasticsearch): their state and timeouts. */
+  guards: readonly StoreGuard[];
+  /** Null when metrics are off (METRICS_PORT unset). */
+  metrics: ApiMetrics | null;
 }

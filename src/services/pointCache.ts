@@ -13,6 +13,9 @@ export type PointAnswer = { text: string; cached: boolean } | Merged;
  * Redis trouble degrades to a miss.
  */
 export class PointCache {
+  /** Answers given from the cache, and those read from the catalogue (Redis away counts as a miss), since the process started. */
+  readonly counts = { hits: 0, misses: 0 };
+
   constructor(
     private readonly cache: ResponseCache,
     private readonly ttlS: number,
@@ -36,7 +39,11 @@ export class PointCache {
    */
   async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>, admission: Promise<void> = Promise.resolve()): Promise<PointAnswer> {
     const [found] = await Promise.all([this.lookup(key, requestId), admission]);
-    if (found && 'hit' in found) return { text: found.hit, cached: true };
+    if (found && 'hit' in found) {
+      this.counts.hits += 1;
+      return { text: found.hit, cached: true };
+    }
+    this.counts.misses += 1;
     const resolved = await read();
     if (isMerged(resolved)) return resolved;
     const text = JSON.stringify(resolved.record);

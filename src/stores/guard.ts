@@ -84,6 +84,8 @@ export class StoreGuard {
   private timeoutsInARow = 0;
   private failedUnreported = 0;
   private lastReport = -Infinity;
+  private timeoutCount = 0;
+  private refusalCount = 0;
 
   /**
    * `budgeted`: calls draw on their request's wait budget. Redis' are not: a request does without
@@ -100,6 +102,16 @@ export class StoreGuard {
 
   get available(): boolean {
     return this.downSince === null;
+  }
+
+  /** Calls whose wait ran out, since the process started. */
+  get timeouts(): number {
+    return this.timeoutCount;
+  }
+
+  /** Calls answered with a 503 naming this store, since the process started. */
+  get refusals(): number {
+    return this.refusalCount;
   }
 
   /**
@@ -133,6 +145,7 @@ export class StoreGuard {
       result = await within(work(waitMs), waitMs, () => new StoreTimeout(this.store, waitMs));
     } catch (error) {
       const timedOut = error instanceof StoreTimeout;
+      if (timedOut) this.timeoutCount += 1;
       if (!timedOut && !this.isOutage(error)) throw error;
       if (timedOut && (items > 1 || cutShort) && this.downSince === null) throw this.refuse();
       this.timeoutsInARow = timedOut ? this.timeoutsInARow + 1 : 0;
@@ -162,6 +175,7 @@ export class StoreGuard {
 
   private refuse(): ApiError {
     const now = Date.now();
+    this.refusalCount += 1;
     // The outage's count: a call past its wait while the store is up is not one of them.
     if (this.downSince !== null) this.failedUnreported += 1;
     if (this.downSince !== null && now - this.lastReport >= REPORT_EVERY_MS) {

@@ -66,7 +66,10 @@ function combined(label: string, results: LoadResult[]): LoadResult {
  * Runs each request kind in short alternating rounds (after a warm-up of each), so that a change in
  * the machine's load during the run weighs on all of them alike. Returns one result per kind.
  */
-export async function alternate(requests: LoadRequest[], options: { rounds: number; roundS: number; connections: number }): Promise<LoadResult[]> {
+export async function alternate(
+  requests: LoadRequest[],
+  options: { rounds: number; roundS: number; connections: number; measure?: (index: number, round: () => Promise<LoadResult>) => Promise<LoadResult> },
+): Promise<LoadResult[]> {
   for (const request of requests) await load({ ...request, label: 'warm-up', connections: request.connections ?? options.connections, durationS: 2 });
   const results = requests.map((): LoadResult[] => []);
   for (let round = 0; round < options.rounds; round++) {
@@ -75,7 +78,8 @@ export async function alternate(requests: LoadRequest[], options: { rounds: numb
     const order = [...requests.keys()];
     if (round % 2 === 1) order.reverse();
     for (const index of order) {
-      results[index]!.push(await load({ ...requests[index]!, connections: requests[index]!.connections ?? options.connections, durationS: options.roundS }));
+      const round = () => load({ ...requests[index]!, connections: requests[index]!.connections ?? options.connections, durationS: options.roundS });
+      results[index]!.push(await (options.measure ? options.measure(index, round) : round()));
     }
   }
   return requests.map((request, index) => combined(request.label, results[index]!));

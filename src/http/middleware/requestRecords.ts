@@ -1,10 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { Meter } from '../../services/meter.js';
-import { templateOf } from '../routeTable.js';
+import { requestTemplate } from '../routeTable.js';
 import type { Middleware } from '../state.js';
-
-/** The usage route of a request no route's path matches. */
-const UNMATCHED_ROUTE = '(unmatched)';
 
 /**
  * The two records of a finished request, taken at one moment from one timer: a structured log line
@@ -28,7 +25,7 @@ export function recordRequests(log: Logger, meter: Meter | null): Middleware {
           // The route's template, never the URL: ids, search text and made-up paths would make the
           // usage table useless and unbounded, so every path no route matched is one bucket. A method
           // its path does not serve (405) counts under the path's route.
-          route: ctx.state.meteredRoute ?? ctx.state.route?.path ?? templateOf(ctx.path) ?? UNMATCHED_ROUTE,
+          route: ctx.state.meteredRoute ?? requestTemplate(ctx),
           status: ctx.status,
           at: performance.timeOrigin + finished,
           latencyMs: finished - started,

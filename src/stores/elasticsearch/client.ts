@@ -33,8 +33,7 @@ export function createElastic(url: string): Elastic {
  * running out of it is a slow answer, which alone does not make the cluster count as away, as a
  * refused connection does.
  */
-export function createRequestPathElastic(url: string, waitMs: number, log: Logger): Elastic {
-  const guard = new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
+export function createRequestPathElastic(url: string, guard: StoreGuard): Elastic {
   class GuardedTransport extends SniffingTransport {
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithOutMeta): Promise<TResponse>;
     override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
@@ -54,6 +53,9 @@ export function createRequestPathElastic(url: string, waitMs: number, log: Logge
 }
 
 const CONNECTION_TIMEOUT_MS = 120_000;
+
+/** The request path's guard of Elasticsearch (see StoreGuard): a request waits at most `waitMs`, more for an _msearch. */
+export const elasticGuard = (log: Logger, waitMs: number): StoreGuard => new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
 
 /** The searches a request carries: an _msearch's (its body is a header and a search for each), else one. */
 function searchesIn(params: TransportRequestParams): number {

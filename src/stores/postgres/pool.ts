@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../../log.js';
-import { StoreGuard } from '../guard.js';
+import { StoreGuard, type Guard } from '../guard.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -28,13 +28,15 @@ export function createPool(connectionString: string, max = 10, options: pg.PoolC
   return pool;
 }
 
+/** The request path's guard of PostgreSQL (see StoreGuard): each query waits at most `waitMs`. */
+export const postgresGuard = (log: Logger, waitMs: number): StoreGuard => new StoreGuard('PostgreSQL', log, waitMs, isPostgresOutage);
+
 /**
- * The API's pool, and its queries as the request path makes them: each waits at most `waitMs`
- * (a connection, a free pooled client, the query), and PostgreSQL being away is a 503 naming it (see StoreGuard).
+ * The API's pool, and its queries as the request path makes them: each waits at most the guard's
+ * wait (a connection, a free pooled client, the query), and PostgreSQL being away is a 503 naming it.
  */
-export function createRequestPathPool(connectionString: string, max: number, waitMs: number, log: Logger): { pool: Pool; queries: Queryable } {
+export function createRequestPathPool(connectionString: string, max: number, guard: Guard): { pool: Pool; queries: Queryable } {
   const pool = createPool(connectionString, max, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
-  const guard = new StoreGuard('PostgreSQL', log, waitMs, isPostgresOutage);
   return { pool, queries: { query: (textOrConfig, values) => guard.run(() => pool.query(textOrConfig, values)) } };
 }
 

@@ -75,6 +75,7 @@ type Admission = [before: number, admitted: number, resetMs: number];
  */
 export class RateLimiter {
   private sequence = 0;
+  private refusedCount = 0;
   private readonly instance = randomBytes(6).toString('hex');
   private readonly local: LocalWindows;
   readonly take: (kid: string) => Promise<RateDecision>;
@@ -90,6 +91,11 @@ export class RateLimiter {
     this.take = perTurn((groups: Group<string>[]) => Promise.all(groups.map((group) => this.decide(group.key, group.count))));
   }
 
+  /** Requests this instance refused, since the process started (a refused batch is one). */
+  get refused(): number {
+    return this.refusedCount;
+  }
+
   /**
    * One decision for the `count` items of one batch request: all are admitted or none is. A batch
    * larger than what the window holds waits for enough room (its resetMs), never for one slot; a
@@ -97,6 +103,7 @@ export class RateLimiter {
    */
   async takeWhole(kid: string, count: number): Promise<RateDecision> {
     const [before, admitted, resetMs] = await this.run(kid, count, 'whole');
+    if (admitted !== count) this.refusedCount += 1;
     return { allowed: admitted === count, limit: this.limit, remaining: Math.max(0, this.limit - before - admitted), resetMs: Math.max(0, resetMs) };
   }
 
@@ -115,6 +122,7 @@ export class RateLimiter {
   /** Decisions for `count` requests of one key, in arrival order. */
   private async decide(kid: string, count: number): Promise<RateDecision[]> {
     const [before, admitted, resetMs] = await this.run(kid, count, 'each');
+    this.refusedCount += count - admitted;
     return Array.from({ length: count }, (_, index) => {
       const allowed = index < admitted;
       return {
