@@ -5,7 +5,7 @@
 // (scripts/bench/partsOnly.ts): what is left without the router, error rendering and path guard.
 // Metering's cost, and that of serving metrics (METRICS_PORT), are measured on fresh pairs of servers,
 // with and without: two processes of the same build differ from one start to the next by more than
-// the cost itself (README, Performance).
+// the cost itself.
 // Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
 import { benchDatabase, benchKey, benchRedisPrefix, cpuSeconds, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';

@@ -12,7 +12,7 @@ export interface MeterHealth {
 const BATCH = 1_000;
 // What a crash (kill -9) can lose: the calls of the last interval, and those of a write under way.
 // A write of a few calls costs a fraction of a millisecond of CPU, so a short interval costs little
-// (README, Performance: scripts/bench/meter.ts --flush-every).
+// (scripts/bench/meter.ts --flush-every measures it).
 const FLUSH_EVERY_MS = 100;
 const RETRY_MAX_MS = 5_000;
 // Drops are logged at most this often, with their count: an outage must not flood the log too.

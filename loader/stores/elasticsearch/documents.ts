@@ -14,7 +14,7 @@ import type { IndexKind } from './indices.js';
  *
  * The per-row lookups are written as `lateral (… offset 0)` subqueries so that they stay primary-key
  * probes whatever the planner's statistics say: right after a bulk import, before autovacuum has
- * analysed the tables, a hash join over a whole table per author was 100 times slower.
+ * analysed the tables, a hash join over a whole table per author is far slower.
  *
  * Only live entities (neither merged nor deleted) have documents. `updated_seq` is the change-sequence
  * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).

@@ -24,8 +24,8 @@ export interface OlRecordRow {
 /**
  * Prices index probes as what they are for a batch's lookups: reads of cached pages. With the default
  * cost of a random page (4, a spinning disk's), a few thousand probes of `key = any($1)` cost more on
- * paper than a parallel scan of the whole table, which is several times slower in fact (a million
- * keys: 80 ms against 300 to 500 ms). For the rest of the caller's transaction only.
+ * paper than a parallel scan of the whole table, which is several times slower in fact. For the rest
+ * of the caller's transaction only.
  */
 export async function priceIndexProbesAsCached(client: PoolClient): Promise<void> {
   await client.query('set local random_page_cost = 1.1');
