@@ -173,11 +173,17 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
       for (const [index, phase] of ['first load: staging', 'first load: newest revision', 'first load: catalogue tables'].entries()) {
         const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], { env: killed.env, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] });
         const exited = new Promise((resolve) => child.on('exit', resolve));
+        const said: string[] = [];
+        // Bounded, so a load that never reaches the phase fails with what it said instead of hanging the run.
         const reported = await new Promise<boolean>((resolve) => {
-          createInterface({ input: child.stderr! }).on('line', (line) => line.includes(phase) && resolve(true));
+          createInterface({ input: child.stderr! }).on('line', (line) => {
+            said.push(line);
+            if (line.includes(phase)) resolve(true);
+          });
           void exited.then(() => resolve(false));
+          setTimeout(() => resolve(false), 60_000).unref();
         });
-        t.true(reported, phase);
+        t.true(reported, `${phase} not reported; the load said:\n${said.join('\n')}`);
         // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
         const answer = await fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
         t.is(answer.status, 200, `${phase}: the API answers during the load`);
