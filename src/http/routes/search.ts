@@ -70,7 +70,7 @@ export const searchRoutes: readonly Route[] = [
       description:
         'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos (as in book search); ' +
         'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
-        'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the ratings of their books) rank a little higher. ' +
+        'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the readers, ratings and editions of their books) rank a little higher. ' +
         SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
       responses: {
         '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: authorSearchPage } } },
