@@ -5,7 +5,8 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { importOpenLibrary, type OlMethod } from '../loader/import/openlibrary/import.js';
+import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
+import type { OlMethod } from '../loader/import/openlibrary/options.js';
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';

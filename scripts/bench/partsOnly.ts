@@ -11,7 +11,7 @@ import { spendRequest } from '../../src/http/middleware/rateLimit.js';
 import { recordRequests } from '../../src/http/middleware/requestRecords.js';
 import { requestId } from '../../src/http/middleware/requestId.js';
 import { sendJsonText } from '../../src/http/messages.js';
-import type { RequestState } from '../../src/http/state.js';
+import type { RequestState } from '../../src/http/route.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/services/build.js';
 

@@ -10,7 +10,7 @@ import { requestMetrics } from './middleware/requestMetrics.js';
 import { requestId } from './middleware/requestId.js';
 import { allowedMethods, matchRoute, requestAccess, requestTemplate } from './routeTable.js';
 import { reconcileCrossOrigin } from './routes/reconcile.js';
-import type { AppContext, Middleware, RequestState } from './state.js';
+import type { AppContext, Middleware, RequestState } from './route.js';
 
 /** Finds the route of the request (routeTable.ts) and leaves it on ctx.state for the middlewares after it. */
 const routeRequests = (): Middleware => async (ctx, next) => {

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors.js';
-import type { AppContext } from './state.js';
+import type { AppContext } from './route.js';
 
 /** What routes read of a request and how they answer: query parameters, and JSON as exact bytes. */
 

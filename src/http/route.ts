@@ -1,8 +1,8 @@
+import type { Next, ParameterizedContext } from 'koa';
 import type { ZodOpenApiOperationObject } from 'zod-openapi';
 import type { z } from 'zod/v4';
 import type { Tool } from '../mcp/tools.js';
 import type { Services } from '../services/context.js';
-import type { AppContext } from './state.js';
 
 /** Who may call a route: anyone, or only a request with a valid key. */
 export type Access = 'public' | 'key';
@@ -50,3 +50,22 @@ export interface Route {
 
 /** The template in OpenAPI's spelling: `/v1/isbn/{isbn}`. */
 export const openApiPath = (template: string): string => template.replace(/:(\w+)/g, '{$1}');
+
+/** What middleware leaves on ctx.state for later middleware. */
+export interface RequestState {
+  requestId: string;
+  /**
+   * The route that serves the request's method and path, set before the guard runs (routeRequests);
+   * undefined when none does (an unknown path, or a method its path does not serve).
+   */
+  route?: Route;
+  /** The route's path parameters, decoded. */
+  params: Record<string, string>;
+  /** The authenticated key id, set by `authenticate`. */
+  kid?: string;
+  /** A finer usage route than the route's template, set by routes that carry several calls (POST /mcp: the tool). */
+  meteredRoute?: string;
+}
+
+export type AppContext = ParameterizedContext<RequestState>;
+export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;

@@ -1,5 +1,9 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { Services } from '../services/context.js';
+import type { Meter } from '../services/meter.js';
+import type { PointCache } from '../services/pointCache.js';
+import type { StoreGuard } from '../stores/guard.js';
+import type { Pool } from '../stores/postgres/pool.js';
+import type { RateLimiter } from '../stores/redis/rateLimiter.js';
 import { readAtScrape } from './readAtScrape.js';
 import { RequestMetrics } from './requests.js';
 
@@ -10,7 +14,13 @@ export interface ApiMetrics {
 }
 
 /** The parts of the services the metrics read when scraped. */
-export type MeasuredServices = Pick<Services, 'guards' | 'pool' | 'meter' | 'pointCache' | 'rateLimiter'>;
+export interface MeasuredServices {
+  guards: readonly StoreGuard[];
+  pool: Pool;
+  meter: Meter | null;
+  pointCache: PointCache;
+  rateLimiter: RateLimiter;
+}
 
 /**
  * Node's process metrics (CPU, memory, event loop lag, GC), the requests, and what the services
@@ -22,7 +32,7 @@ export function apiMetrics(services: MeasuredServices): ApiMetrics {
   collectDefaultMetrics({ register: registry });
   const requests = new RequestMetrics(registry);
   const { guards, pool, meter, pointCache, rateLimiter } = services;
-  const byStore = (read: (guard: Services['guards'][number]) => number) => () => guards.map((guard) => ({ labels: { store: guard.store }, value: read(guard) }));
+  const byStore = (read: (guard: StoreGuard) => number) => () => guards.map((guard) => ({ labels: { store: guard.store }, value: read(guard) }));
 
   readAtScrape(registry, 'gauge', 'bookmeta_store_up', 'Whether the API counts the store as available (1) or away (0): while away, requests needing it answer 503.', byStore((guard) => (guard.available ? 1 : 0)), ['store']);
   readAtScrape(registry, 'counter', 'bookmeta_store_timeouts_total', "Calls to the store whose wait (STORE_WAIT_MS) ran out.", byStore((guard) => guard.timeouts), ['store']);

@@ -18,7 +18,7 @@ import type { ImportReport } from '../importer.js';
 import { applyOlRecordsIn, olNameKey, olWorkKey } from './apply.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
 import { StagePool, type StagedChunk } from './stage.js';
-import { OL_BATCH, type OlImportOptions } from './import.js';
+import { OL_BATCH, type OlImportOptions } from './options.js';
 import { forgetCached, type OlStores } from './stores.js';
 
 /**

@@ -7,6 +7,7 @@ import type { ImportReport } from '../importer.js';
 import { applyOlRecords } from './apply.js';
 import { dumpRecords, emptyReport } from './dump.js';
 import { firstLoad } from './firstLoad.js';
+import { OL_BATCH, type OlImportOptions } from './options.js';
 import { OlStatistics } from './statistics.js';
 import { firstLine, importReaderDump, readerDumpKind } from './readerDumps.js';
 import { forgetCached, type OlStores } from './stores.js';
@@ -17,24 +18,9 @@ import { forgetCached, type OlStores } from './stores.js';
  * dump files (.txt or .txt.gz, authors, works, editions or all types, in any order) line by line in
  * constant memory, and applies their records in batches of one transaction each (see apply.ts). A
  * killed import loses at most the batch under way, and running it again skips, by revision, every
- * record already applied.
+ * record already applied. The readers' dumps (reading log, ratings) are counted per work after the
+ * catalogue's (see readerDumps.ts), and every run ends by deriving the works' popularity.
  */
-
-export const OL_BATCH = 2_000;
-
-/** How records are applied: `auto` loads set-based when the catalogue holds no Open Library record yet. */
-export const OL_METHODS = ['auto', 'set-based', 'record-by-record'] as const;
-export type OlMethod = (typeof OL_METHODS)[number];
-
-export interface OlImportOptions {
-  batchSize?: number;
-  /** A progress bar on a terminal, plain lines elsewhere (default true). */
-  progress?: boolean;
-  method?: OlMethod;
-  /** Worker threads a first load reads and maps lines on (default: one per core, none for small dumps). */
-  stageWorkers?: number;
-}
-
 export async function importOpenLibrary(paths: readonly string[], stores: OlStores, options: OlImportOptions = {}): Promise<ImportReport[]> {
   // The readers' dumps (reading log, ratings) are counts per work; the others are the catalogue's records.
   const dumps: { path: string; readers: ReaderDumpKind | null }[] = [];

@@ -1,6 +1,6 @@
 import { unauthorized } from '../../errors.js';
 import type { Authenticator } from '../../services/authenticator.js';
-import type { Middleware } from '../state.js';
+import type { Middleware } from '../route.js';
 
 const MESSAGES = {
   malformed: 'API key is malformed: expected svc_live_<kid>_<secret>',

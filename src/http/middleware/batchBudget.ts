@@ -1,5 +1,5 @@
 import type { Services } from '../../services/context.js';
-import type { AppContext } from '../state.js';
+import type { AppContext } from '../route.js';
 import { spendItems } from './rateLimit.js';
 
 /** Batch bodies may be larger than single ones: 50 match records of a few long fields. */

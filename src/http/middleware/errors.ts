@@ -1,6 +1,6 @@
 import { ApiError, asApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { AppContext, Middleware } from '../state.js';
+import type { AppContext, Middleware } from '../route.js';
 
 /**
  * Turns every failure into the contract's error body, including the bare statuses Koa and the

@@ -1,5 +1,5 @@
 import { ApiError, badRequest } from '../../errors.js';
-import type { AppContext } from '../state.js';
+import type { AppContext } from '../route.js';
 
 /** What a single JSON body may weigh (a batch's may weigh more). */
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
 import { ApiError, badRequest } from '../../errors.js';
-import type { Middleware } from '../state.js';
+import type { Middleware } from '../route.js';
 
 /**
  * The requests HTTP/1.1 says to refuse that Node would refuse with a bare status and no body: an

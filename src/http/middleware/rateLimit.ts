@@ -2,7 +2,7 @@ import { refused, type ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { batchRefused } from '../../services/batch.js';
 import type { RateDecision, RateLimiter } from '../../stores/redis/rateLimiter.js';
-import type { AppContext, Middleware } from '../state.js';
+import type { AppContext, Middleware } from '../route.js';
 
 /**
  * Spends one request of the key's budget and says so in RateLimit-* headers. A request for which

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from '../state.js';
+import type { Middleware } from '../route.js';
 
 const ACCEPTABLE = /^[\w.-]{1,64}$/;
 

@@ -1,5 +1,5 @@
 import type { RequestMetrics } from '../../metrics/requests.js';
-import type { AppContext, Middleware } from '../state.js';
+import type { AppContext, Middleware } from '../route.js';
 
 /**
  * Counts and times every request under its route template (`routeOf`), with the status the client

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { Meter } from '../../services/meter.js';
 import { requestTemplate } from '../routeTable.js';
-import type { Middleware } from '../state.js';
+import type { Middleware } from '../route.js';
 
 /**
  * The two records of a finished request, taken at one moment from one timer: a structured log line

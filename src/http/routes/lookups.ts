@@ -6,9 +6,8 @@ import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
 import { getAuthor, getBook, getWork, lookupIsbn, type Tool } from '../../mcp/tools.js';
 import { spendRequest } from '../middleware/rateLimit.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
-import type { Route } from '../route.js';
+import type { AppContext, Route } from '../route.js';
 import { sendJson, sendJsonText } from '../messages.js';
-import type { AppContext } from '../state.js';
 
 /** A merged id answers 301 to its survivor under the same path family. */
 function redirect(ctx: AppContext, { mergedInto, location }: Merged): void {

@@ -6,9 +6,8 @@ import { BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
 import { spendItems, spendRequest } from '../middleware/rateLimit.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
-import type { Route } from '../route.js';
+import type { AppContext, Route } from '../route.js';
 import { sendJson, sendJsonText } from '../messages.js';
-import type { AppContext } from '../state.js';
 
 const MCP_PATH = '/mcp';
 

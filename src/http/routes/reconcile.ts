@@ -3,9 +3,8 @@ import { parseQueryBatch, queryBatch, reconcile, reconcileManifest, resultBatch,
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readBodyText, readJsonBody } from '../middleware/jsonBody.js';
 import { BATCH_BUDGET, errorResponse, rateHeaders } from '../responseDocs.js';
-import type { RequestShape, Route } from '../route.js';
+import type { AppContext, Middleware, RequestShape, Route } from '../route.js';
 import { queryParam, sendJson } from '../messages.js';
-import type { AppContext, Middleware } from '../state.js';
 
 /**
  * The Reconciliation Service API 0.2 endpoint for OpenRefine and other clients. Its manifest (GET

@@ -6,9 +6,8 @@ import { recommendations, recommendFor, recommendQuery } from '../../services/re
 import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
 import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
-import type { Route } from '../route.js';
+import type { AppContext, Route } from '../route.js';
 import { queryParam, sendJson } from '../messages.js';
-import type { AppContext } from '../state.js';
 import { idParameter, merged, respond } from './lookups.js';
 
 /** Book and author search, match and recommendations. */
