@@ -3,7 +3,6 @@ import { assess, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching
 import type { BookRecord } from '../src/domain/records.js';
 import { titleSimilarity } from '../src/domain/similarity.js';
 import { bookRecord } from './helpers/records.js';
-import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
 
 const book = (title: string, author: string) => bookRecord({ title, authors: [{ id: 'au_000000000001', name: author }] });
 const probe = (title: string, author: string): MatchProbe => ({ title, author, isbnText: null, isbn: null, year: null, publisher: null });
@@ -25,24 +24,4 @@ test('two typos in one word of the title, with the surname alone, still match', 
   t.true(confidence('The Mdixife', 'Worth', book('The Midwife', 'Jennifer Worth')) >= MATCH_THRESHOLD);
   // Given alone, such a title is too unsure.
   t.true(assess({ ...probe('Ecilpes', ''), author: null }, book('Eclipse', 'Stephenie Meyer'), 'absent').confidence < MATCH_THRESHOLD);
-});
-
-let search: SearchWorld;
-test.before(async () => {
-  search = await openSearchWorld();
-});
-test.after.always(async () => {
-  await search?.close();
-});
-
-const match = (body: Record<string, unknown>) => matchRecord(search, body);
-
-test('the author\'s books that share a title word are candidates when another word has more typos than the index tolerates', async (t) => {
-  const result = await match({ title: 'Gone Grli', author: 'Gillian Flynn' });
-  t.is(result.match?.title, 'Gone Girl');
-});
-
-test('over the index, the typo case matches and the other ending does not', async (t) => {
-  t.is((await match({ title: 'Ecilpes', author: 'Meyer' })).match?.title, 'Eclipse');
-  t.is((await match({ title: 'Breaking Dusk', author: 'Stephenie Meyer' })).match, null);
 });

@@ -127,3 +127,13 @@ test('a match answer is kept in the short cache', async (t) => {
   for await (const batch of search.world.redis.scanIterator({ MATCH: `${search.world.config.redisPrefix}cache:match:*Into the Wild*`, COUNT: 1000 })) keys.push(...batch);
   t.is(keys.length, 1);
 });
+
+test('the author\'s books that share a title word are candidates when another word has more typos than the index tolerates', async (t) => {
+  const result = await match({ title: 'Gone Grli', author: 'Gillian Flynn' });
+  t.is(result.match?.title, 'Gone Girl');
+});
+
+test('over the index, the typo case matches and the other ending does not', async (t) => {
+  t.is((await match({ title: 'Ecilpes', author: 'Meyer' })).match?.title, 'Eclipse');
+  t.is((await match({ title: 'Breaking Dusk', author: 'Stephenie Meyer' })).match, null);
+});
