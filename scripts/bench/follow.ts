@@ -60,7 +60,7 @@ const bookIds = bookRows.map((row) => row.id);
 
 // The follower, as an operator runs it.
 const compiled = projectPath('dist', 'loader', 'cli.js');
-const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('src', 'loader', 'index', 'sync.ts'))).mtimeMs;
+const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('loader', 'index', 'sync.ts'))).mtimeMs;
 const follower = spawn(process.execPath, [...(useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')]), 'sync', '--follow'], {
   env: { ...process.env, DATABASE_URL: databaseUrl.toString(), ELASTICSEARCH_URL: esUrl, INDEX_PREFIX: prefix, LOG_LEVEL: 'info' },
   stdio: ['ignore', 'ignore', 'pipe'],

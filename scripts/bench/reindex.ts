@@ -126,7 +126,7 @@ async function baseline(ndjson: { path: string; documents: number }): Promise<{ 
 /** `bookmeta reindex books` as its own process; samples VmHWM (peak RSS) while it runs. */
 async function reindexProcess(): Promise<{ docsPerSecond: number; wallDocsPerSecond: number; seconds: number; peakRssMb: number; documents: number }> {
   const compiled = projectPath('dist', 'loader', 'cli.js');
-  const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('src', 'loader', 'index', 'reindex.ts'))).mtimeMs;
+  const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('loader', 'index', 'reindex.ts'))).mtimeMs;
   const args = useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
   const { code, stdout, seconds, peakRssMb } = await runMeasured(process.execPath, [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)], {
     ...process.env,
