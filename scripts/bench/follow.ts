@@ -1,10 +1,11 @@
 // Follow-mode lag: commit to searchable, with `bookmeta sync --follow` running and a writer making
 // 100 changes per second.
 //
-//   node --import tsx scripts/bench/follow.ts [--rate 100] [--seconds 30]
+//   node --import tsx scripts/bench/follow.ts [--rate 100] [--seconds 30] [--database NAME --index-prefix PREFIX]
 //
 // Imports data/goodbooks-10k/books.csv into a dedicated database (bookmeta_bench_follow, kept),
-// reindexes it, starts `bookmeta sync --follow` as its own process, then commits `rate` title updates
+// reindexes it (or, with --database and --index-prefix, takes a catalogue already indexed under that
+// prefix, such as the 10 M one of scripts/bench/openlibrary.ts, and leaves its indices), starts `bookmeta sync --follow` as its own process, then commits `rate` title updates
 // per second (an UPDATE and recordChanges in one transaction, as every writer does) for `seconds`.
 // A poller looks for the pending titles in the books alias every 20 ms; the lag of a write is the
 // time from its COMMIT returning to the first search that finds it. Prints p50/p95/p99/max
@@ -31,6 +32,8 @@ const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '30' },
+    database: { type: 'string' },
+    'index-prefix': { type: 'string' },
   },
 });
 const rate = Number(values.rate);
@@ -38,9 +41,10 @@ const seconds = Number(values.seconds);
 const say = (text: string) => process.stderr.write(`bench-follow: ${text}\n`);
 
 const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
-databaseUrl.pathname = '/bookmeta_bench_follow';
+const existing = values.database !== undefined && values['index-prefix'] !== undefined;
+databaseUrl.pathname = `/${existing ? values.database : 'bookmeta_bench_follow'}`;
 const esUrl = process.env.ELASTICSEARCH_URL || 'http://127.0.0.1:9200';
-const prefix = 'bench-follow-';
+const prefix = existing ? values['index-prefix']! : 'bench-follow-';
 const aliases = indexAliases(prefix);
 const log = createLogger('warn');
 
@@ -48,14 +52,20 @@ await ensureDatabase(databaseUrl.toString());
 const db = createPool(databaseUrl.toString(), 4);
 await migrate(db);
 const es = createElastic(esUrl);
-const { rows: counted } = await db.query<{ n: number }>('select count(*)::int as n from books');
-if (counted[0]!.n < 9_000) {
-  say('importing goodbooks-10k');
-  await importCatalogue(goodbooks, projectPath('data', 'goodbooks-10k', 'books.csv'), { db, cache: null, log });
+if (!existing) {
+  const { rows: counted } = await db.query<{ n: number }>('select count(*)::int as n from books');
+  if (counted[0]!.n < 9_000) {
+    say('importing goodbooks-10k');
+    await importCatalogue(goodbooks, projectPath('data', 'goodbooks-10k', 'books.csv'), { db, cache: null, log });
+  }
+  say('reindexing');
+  await reindex({ db, es, aliases, log }, 'all', { progress: false });
 }
-say('reindexing');
-await reindex({ db, es, aliases, log }, 'all', { progress: false });
-const { rows: bookRows } = await db.query<{ id: string }>('select id from books where merged_into is null order by id');
+// The books written to: as many as the run writes, spread over the catalogue.
+const { rows: bookRows } = await db.query<{ id: string }>(
+  'select id from books tablesample system (least(100, $1 * 100.0 / greatest(1, (select reltuples from pg_class where relname = $2)))) where merged_into is null and deleted_at is null limit $1',
+  [rate * seconds, 'books'],
+);
 const bookIds = bookRows.map((row) => row.id);
 
 // The follower, as an operator runs it.
@@ -133,6 +143,6 @@ const lost = total - lags.length;
 console.log(`writes: ${total} at ${achieved.toFixed(0)}/s; seen: ${lags.length}; not seen within 30 s: ${lost}`);
 console.log(`commit -> searchable: p50 ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms`);
 console.log(`p99 target < 2000 ms: ${p99 < 2000 && lost === 0 ? 'OK' : 'MISSED'}; sync --follow exited with ${code} on SIGTERM`);
-await es.indices.delete({ index: `${prefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
+if (!existing) await es.indices.delete({ index: `${prefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
 await es.close();
 await db.end();
