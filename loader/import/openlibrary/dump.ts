@@ -21,8 +21,9 @@ export function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytes
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
   const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
   file.on('error', (error) => input.destroy(error));
-  const reader = createInterface({ input, crlfDelay: Infinity });
   async function* numbered(): AsyncGenerator<DumpLine> {
+    // Made when the first line is asked for: a reader made earlier would emit lines nobody awaits yet, and lose them.
+    const reader = createInterface({ input, crlfDelay: Infinity });
     let line = 0;
     for await (const text of reader) yield { line: ++line, text };
   }

@@ -70,7 +70,7 @@ export async function reimport(paths: readonly string[], stores: OlStores, optio
     say(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return reports;
   } finally {
-    // The session's temp_buffers cannot be set back once temporary tables were used: not for reuse.
+    // The session's settings and temporary tables go with it: not for reuse.
     client.release(true);
   }
 }

@@ -14,9 +14,11 @@ export const HEADER_COLUMNS = ['file', 'line', 'key', 'revision'] as const;
 // The join and the sort of the lines it keeps: in memory for a dump of a few million lines, spilled past it.
 const WORK_MEM = '64MB';
 
-/** Prepares the session: must come before any of its temporary tables is touched. */
+/**
+ * Prepares the session (a pooled one: temp_buffers may not be changed in a session that has used
+ * temporary tables, so the staging table spills to its files past the default).
+ */
 export async function beginReimport(client: PoolClient): Promise<void> {
-  await client.query("set temp_buffers = '128MB'");
   await client.query(`set work_mem = '${WORK_MEM}'`);
   await client.query('create temp table ol_reimport (file integer not null, line integer not null, key text not null, revision integer not null)');
 }
