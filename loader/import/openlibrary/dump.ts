@@ -88,9 +88,11 @@ export function addTally(report: ImportReport, part: ImportReport): void {
 
 /** The given lines of a dump file (ascending line numbers), read again. */
 export async function* linesAt(path: string, wanted: Iterable<number> | AsyncIterable<number>): AsyncGenerator<DumpLine> {
-  const lines = dumpLines(path).lines[Symbol.asyncIterator]();
+  // Opened for the first line wanted: a file with none is not opened.
+  let lines: AsyncIterator<DumpLine> | null = null;
   try {
     for await (const number of wanted) {
+      lines ??= dumpLines(path).lines[Symbol.asyncIterator]();
       for (;;) {
         const next = await lines.next();
         if (next.done) return;
@@ -102,7 +104,7 @@ export async function* linesAt(path: string, wanted: Iterable<number> | AsyncIte
     }
   } finally {
     // The rest of the file is not read.
-    await lines.return?.(undefined);
+    await lines?.return?.(undefined);
   }
 }
 
