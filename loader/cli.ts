@@ -196,7 +196,7 @@ importCommand
   .option('--batch-size <records>', 'records per transaction', positive, OL_BATCH)
   .option('--no-progress', 'no progress bar or progress lines')
   .addOption(
-    new Option('--method <method>', 'auto: a first load (no Open Library record in the catalogue yet) is set-based, in one transaction; later imports go record by record')
+    new Option('--method <method>', 'set-based (auto, the default, is the same): into a catalogue without Open Library records a first load in one transaction, else a re-import that applies only new and newer records; record-by-record: every record, batch by batch')
       .choices(OL_METHODS)
       .default('auto'),
   )

@@ -10,9 +10,9 @@ import type { OlMethod } from '../loader/import/openlibrary/options.js';
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
-import type { Pool } from '../src/stores/postgres/pool.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { catalogueFingerprint } from './helpers/openlibrary.js';
 import { runCli } from './helpers/processes.js';
 
 const SAMPLE = [
@@ -33,37 +33,6 @@ test.after.always(async () => {
 const load = (world: TestWorld, paths: string[], method: OlMethod, stageWorkers?: number) =>
   importOpenLibrary(paths, { db: world.db, cache: null, log }, { progress: false, method, batchSize: 500, stageWorkers });
 
-/**
- * Every table an Open Library import writes, without the ids a run mints: each id is replaced by the
- * identity key of what it names (an author's name key, a work's work key, a book's source key or
- * ISBN), and the change feed is counted by entity and operation.
- */
-async function fingerprint(db: Pool): Promise<Record<string, unknown[]>> {
-  const keyed = `with k as (select id, name_key as k from authors union all select id, work_key from works union all select id, coalesce(source_key, isbn_13) from books)`;
-  const query = async (sql: string) => (await db.query(`${keyed} ${sql}`)).rows;
-  return {
-    authors: await query(
-      `select a.name_key, a.name, a.bio, a.birth_date, a.death_date, a.alternate_names, m.k as merged_into, a.deleted_at is not null as deleted
-         from authors a left join k m on m.id = a.merged_into order by 1`,
-    ),
-    works: await query(
-      `select w.work_key, w.title, w.subtitle, w.subjects, w.description, w.original_year, w.cover_url, w.kind, m.k as merged_into, w.deleted_at is not null as deleted
-         from works w left join k m on m.id = w.merged_into order by 1`,
-    ),
-    books: await query(
-      `select coalesce(b.source_key, b.isbn_13) as identity, b.isbn_13, b.isbn_10, b.source_key, w.k as work, b.title, b.subtitle, b.series, b.series_number,
-              b.publisher, b.year, b.language, b.pages, b.cover_url, b.popularity, b.average_rating, b.subjects, b.description, b.physical_format,
-              m.k as merged_into, b.deleted_at is not null as deleted
-         from books b join k w on w.id = b.work_id left join k m on m.id = b.merged_into order by 1`,
-    ),
-    credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
-    externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
-    keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
-    changes: (await db.query('select entity, operation, count(*)::int as n from changes group by 1, 2 order by 1, 2')).rows,
-    spellings: (await db.query('select count(*)::int as n from author_names')).rows,
-  };
-}
-
 async function sameCatalogue(
   t: import('ava').ExecutionContext,
   paths: string[],
@@ -78,8 +47,8 @@ async function sameCatalogue(
     await load(byRecord, paths, 'record-by-record');
     const reports = await load(bySet, paths, 'set-based', stageWorkers);
     t.true(reports.every((report) => report.imported > 0));
-    const record = await fingerprint(byRecord.db);
-    const set = await fingerprint(bySet.db);
+    const record = await catalogueFingerprint(byRecord.db);
+    const set = await catalogueFingerprint(bySet.db);
     for (const table of Object.keys(record)) t.deepEqual(set[table], record[table], table);
     return { record, set };
   } finally {
@@ -137,13 +106,12 @@ test('a set-based first load over another source\'s books hands the editions of 
   t.true(record.changes!.some((row) => (row as { operation: string }).operation === 'merge'));
 });
 
-test('a set-based load refuses a catalogue that holds Open Library records, and auto goes record by record there', async (t) => {
+test('a set-based import over a catalogue that holds Open Library records re-imports: it applies the new records', async (t) => {
   const world = await createWorld();
   try {
-    await load(world, [SAMPLE[1]!], 'auto');
-    await t.throwsAsync(load(world, [SAMPLE[2]!], 'set-based'), { message: /holds Open Library records/ });
-    const [report] = await load(world, [SAMPLE[2]!], 'auto');
-    t.true(report!.imported > 0);
+    await load(world, [SAMPLE[1]!], 'set-based');
+    const [report] = await load(world, [SAMPLE[2]!], 'set-based');
+    t.true(report!.inserted > 0);
   } finally {
     await world.destroy();
   }
@@ -163,7 +131,7 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
   try {
     for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
     await load(clean, order, 'set-based');
-    const before = await fingerprint(killed.db);
+    const before = await catalogueFingerprint(killed.db);
     const { auth } = await newKey(killed);
     const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 3');
     // Held by the test while it kills: no load can pass its change feed step, so none can commit.
@@ -195,7 +163,7 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
         // have the lock: it finds its client gone and rolls back before the lock comes back here.
         await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
         await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
-        t.deepEqual(await fingerprint(killed.db), before, phase);
+        t.deepEqual(await catalogueFingerprint(killed.db), before, phase);
       }
     } finally {
       await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
@@ -203,7 +171,7 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
     }
     const rerun = await runCli(killed.env, args);
     t.is(rerun.code, 0, rerun.stderr);
-    t.deepEqual(await fingerprint(killed.db), await fingerprint(clean.db));
+    t.deepEqual(await catalogueFingerprint(killed.db), await catalogueFingerprint(clean.db));
   } finally {
     await server.stop();
     await clean.destroy();

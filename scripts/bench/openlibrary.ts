@@ -21,18 +21,16 @@
 // Honours DATABASE_URL (its server; the database name is replaced).
 
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 
-import { projectPath } from '../../src/paths.js';
 import { readChanges } from '../../src/stores/postgres/changes.js';
-import { ensureDatabase, migrate } from '../../src/stores/postgres/migrate.js';
 import { PointReads } from '../../src/stores/postgres/pointReads.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
-import { runMeasured, timedSequentially } from '../lib/bench.js';
+import { timedSequentially } from '../lib/bench.js';
+import { dropDatabase, freshDatabase, importRun, run, urlOf, type ImportRun } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -50,37 +48,9 @@ const editions = Number(values.editions);
 const seed = Number(values.seed);
 const say = (text: string) => process.stderr.write(`bench-openlibrary: ${text}\n`);
 
-const serverUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
 const databaseNameOf = (run: string) => `bookmeta_bench_ol_${editions}_${seed}_${run}`;
-const urlOf = (name: string) => {
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
 const dumpDir = join(values['work-dir']!, `openlibrary-${editions}-${seed}`);
 const files = { authors: join(dumpDir, 'ol_dump_authors.txt'), works: join(dumpDir, 'ol_dump_works.txt'), editions: join(dumpDir, 'ol_dump_editions.txt') };
-
-async function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ seconds: number; stdout: string; peakRssMb: number }> {
-  const outcome = await runMeasured(command, args, env);
-  if (outcome.code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${outcome.code}: ${outcome.stdout}`);
-  return outcome;
-}
-
-async function dropDatabase(name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: new URL('/postgres', serverUrl).toString() });
-  await admin.connect();
-  await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-  await admin.end();
-}
-
-async function freshDatabase(name: string): Promise<string> {
-  await dropDatabase(name);
-  await ensureDatabase(urlOf(name));
-  const db = createPool(urlOf(name), 1);
-  await migrate(db);
-  await db.end();
-  return urlOf(name);
-}
 
 /** The baseline: every line of the three files copied as one text column into a table without indexes. */
 async function copyBaseline(databaseUrl: string): Promise<{ lines: number; seconds: number }> {
@@ -98,60 +68,11 @@ async function copyBaseline(databaseUrl: string): Promise<{ lines: number; secon
   return { lines: rows[0]!.n, seconds };
 }
 
-const cli = existsSync(projectPath('dist', 'loader', 'cli.js')) ? [projectPath('dist', 'loader', 'cli.js')] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
-const loadAverage = async (): Promise<string> => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-
-/** The largest private memory (RssAnon) of any PostgreSQL backend of the database, sampled until `done` settles. */
-async function peakBackendMb(databaseName: string, done: Promise<unknown>): Promise<number> {
-  const admin = createPool(new URL('/postgres', serverUrl).toString(), 1);
-  let peakKb = 0;
-  let finished = false;
-  void done.finally(() => (finished = true));
-  try {
-    while (!finished) {
-      const { rows } = await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [databaseName]);
-      for (const { pid } of rows) {
-        const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-        const kb = Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
-        peakKb = Math.max(peakKb, kb);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  } finally {
-    await admin.end();
-  }
-  return peakKb / 1024;
-}
-
-interface ImportRun {
-  method: string;
-  records: number;
-  editions: number;
-  seconds: number;
-  peakRssMb: number;
-  backendMb: number;
-  loadBefore: string;
-  loadAfter: string;
-}
-
 /** `bookmeta import openlibrary` of all three files, as an operator runs it, into a fresh database of its own. */
-async function importRun(method: 'set-based' | 'record-by-record', name: string): Promise<ImportRun> {
-  const databaseUrl = await freshDatabase(name);
-  const loadBefore = await loadAverage();
-  say(`${method}: importing into ${name} (load ${loadBefore})`);
-  const importing = run(process.execPath, [...cli, 'import', 'openlibrary', '--method', method, '--batch-size', values['batch-size']!, files.authors, files.works, files.editions], {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
-  const [outcome, backendMb] = await Promise.all([importing, peakBackendMb(name, importing)]);
-  const editionLines = /ol_dump_editions\.txt: read (\d+) rows/.exec(outcome.stdout);
-  const result = { method, records: readCount(outcome.stdout), editions: Number(editionLines?.[1] ?? 0), seconds: outcome.seconds, peakRssMb: outcome.peakRssMb, backendMb, loadBefore, loadAfter: await loadAverage() };
-  say(`${method}: ${result.records} records in ${result.seconds.toFixed(1)} s (load ${result.loadAfter})`);
-  return result;
+async function importFresh(method: 'set-based' | 'record-by-record', name: string): Promise<ImportRun> {
+  await freshDatabase(name);
+  return importRun(name, method, [files.authors, files.works, files.editions], values['batch-size']!, say);
 }
-
-const readCount = (stdout: string): number => [...stdout.matchAll(/: read (\d+) rows/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 
 async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; editions: number; tables: string }> {
   const db = createPool(databaseUrl, 1);
@@ -197,9 +118,9 @@ try {
   const copy = await copyBaseline(await freshDatabase(names.again));
   const copyRate = copy.lines / copy.seconds;
   say(`baseline: ${copy.lines} lines in ${copy.seconds.toFixed(1)} s`);
-  const runs = [await importRun('set-based', names.set)];
-  if (!values['set-based-only']) runs.push(await importRun('record-by-record', names.record));
-  if (values.bracket) runs.push(await importRun('set-based', names.again));
+  const runs = [await importFresh('set-based', names.set)];
+  if (!values['set-based-only']) runs.push(await importFresh('record-by-record', names.record));
+  if (values.bracket) runs.push(await importFresh('set-based', names.again));
   const disk = await diskPerEdition(urlOf(names.set));
   const { lookup, changes } = await latencies(urlOf(names.set));
   console.log(`open library dumps:          ${editions} editions, ${copy.lines} lines (seed ${seed})`);

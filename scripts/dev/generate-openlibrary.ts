@@ -10,7 +10,10 @@
 // generator's own most popular ones, or those of --famous FILE: "title<TAB>author" lines, most
 // famous first).
 //
-//   node --import tsx scripts/dev/generate-openlibrary.ts --editions 1000000 --seed 42 --out DIR [--famous FILE]
+// With --changed FRACTION, next month's dumps of the same seed: that fraction of the records revised,
+// redirected or deleted, and a few new ones (see NextMonth).
+//
+//   node --import tsx scripts/dev/generate-openlibrary.ts --editions 1000000 --seed 42 --out DIR [--famous FILE] [--changed 0.02]
 
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -28,6 +31,12 @@ export interface OpenLibraryOptions {
   seed: number;
   /** Books whose titles the catalogue's companions and namesakes take, most famous first. */
   famous?: readonly FamousBook[];
+  /**
+   * Next month's dumps of the same seed: this fraction of the author, work and edition records is
+   * revised (see NextMonth), and a tenth as many new records follow them. The other lines, the
+   * readers' dumps included, are the same as this month's, byte for byte.
+   */
+  changed?: number;
 }
 
 export interface FamousBook {
@@ -135,9 +144,6 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
     const stream = createWriteStream(files[kind], { highWaterMark: 1 << 20 });
     const out = new ChunkedFile(stream);
     const random = new Random(hash32(seed, kind.length));
-    if (kind === 'authors') for (let index = 0; index < authorCount; index++) await out.add(authorLine(random, pool, index));
-    if (kind === 'works') for (let index = 0; index < workCount; index++) await out.add(workLine(random, titles, index, authorCount));
-    if (kind === 'editions') for (let index = 0; index < editions; index++) await out.add(editionLine(random, titles, index, authorCount));
     if (kind === 'readingLog' || kind === 'ratings') {
       for (let work = 0; work < workCount; work++) for (const line of readerLines(kind, seed, work, topReaders)) await out.add(line);
       await out.flush();
@@ -146,21 +152,79 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
       lines[kind] = out.lines;
       continue;
     }
-    // A few percent of keys were merged into others, and some records deleted.
     const total = kind === 'authors' ? authorCount : kind === 'works' ? workCount : editions;
     const keyOf = kind === 'authors' ? authorKey : kind === 'works' ? workKey : editionKey;
+    const recordLine = (index: number): string =>
+      kind === 'authors' ? authorLine(random, pool, index) : kind === 'works' ? workLine(random, titles, index, authorCount) : editionLine(random, titles, index, authorCount);
+    const month = options.changed === undefined ? null : new NextMonth(seed, kind, total, options.changed, keyOf);
+    for (let index = 0; index < total; index++) {
+      // Drawn whether revised or not: the lines after it stay this month's.
+      const line = recordLine(index);
+      await out.add(month ? month.revise(line, index) : line);
+    }
+    // A few percent of keys were merged into others, and some records deleted.
     const path = kind === 'authors' ? 'authors' : kind === 'works' ? 'works' : 'books';
     const suffix = kind === 'authors' ? 'A' : kind === 'works' ? 'W' : 'M';
     for (let n = 0; n < Math.ceil(total * 0.03); n++) {
       await out.add(dumpLine('/type/redirect', `/${path}/OL${REDIRECT_KEY_BASE + n}${suffix}`, 2 + random.below(3), { location: keyOf(redirectTarget(seed, n, total)) }));
     }
     for (let n = 0; n < Math.ceil(total * 0.005); n++) await out.add(dumpLine('/type/delete', `/${path}/OL${DELETED_KEY_BASE + n}${suffix}`, 3 + random.below(5), {}));
+    // Records new this month, after every line of last month's (whose draws they follow).
+    for (let n = 0; n < (month?.added ?? 0); n++) await out.add(recordLine(total + n));
     await out.flush();
     stream.end();
     await finished(stream);
     lines[kind] = out.lines;
   }
   return { files, lines };
+}
+
+/**
+ * What a month changes in a kind's records, decided per record by the seed alone: of the revised
+ * records a twentieth are deleted, a twentieth redirected to another record of their kind, a fifth
+ * get a newer revision that maps to the same fields (a change to a field the catalogue does not
+ * keep), and the rest a newer revision with a field changed. Broken lines stay as they were.
+ */
+class NextMonth {
+  readonly added: number;
+  private readonly stream: number;
+
+  constructor(
+    private readonly seed: number,
+    private readonly kind: DumpKind,
+    private readonly total: number,
+    private readonly fraction: number,
+    private readonly keyOf: (index: number) => string,
+  ) {
+    if (!(fraction >= 0 && fraction <= 1)) throw new RangeError(`changed must be a fraction from 0 to 1, got ${fraction}`);
+    this.added = Math.ceil(total * fraction * 0.1);
+    this.stream = hash32(seed, 90_000 + KINDS.indexOf(kind));
+  }
+
+  revise(line: string, index: number): string {
+    const share = hash32(this.stream, index) / 2 ** 32 / this.fraction;
+    if (!(share < 1)) return line;
+    const columns = line.slice(0, -1).split('\t');
+    if (columns.length !== 5) return line;
+    const [type, key, revisionText, , json] = columns as [string, string, string, string, string];
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(json) as Record<string, unknown>;
+    } catch {
+      return line;
+    }
+    const revision = Number(revisionText) + 1;
+    if (share < 0.05) return dumpLine('/type/delete', key, revision, {});
+    if (share < 0.1 && this.total > 1) {
+      const target = (index + 1 + (hash32(this.seed, 8_000_000 + index) % (this.total - 1))) % this.total;
+      return dumpLine('/type/redirect', key, revision, { location: this.keyOf(target) });
+    }
+    if (share < 0.3) data.latest_revision = revision;
+    else if (this.kind === 'authors') data.bio = `${String(data.name)} was revised in the next dump.`;
+    else if (this.kind === 'works') data.description = `Revised in the next dump (${index}).`;
+    else data.publishers = ['Revised Press'];
+    return dumpLine(type, key, revision, data);
+  }
 }
 
 /** The record a redirect key was merged into: the n-th redirect of a kind always names the same one. */
@@ -316,7 +380,7 @@ function editionLine(random: Random, titles: Titles, index: number, authorCount:
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] [--famous FILE] --out DIR';
+const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] [--famous FILE] [--changed FRACTION] --out DIR';
 
 /** "title<TAB>author" lines, most famous first. */
 export async function readFamous(path: string): Promise<FamousBook[]> {
@@ -335,14 +399,15 @@ function integerOption(name: string, text: string | undefined, fallback?: number
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, famous: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, famous: { type: 'string' }, changed: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
   if (values.out === undefined) throw new Error(`--out is required\n${USAGE}`);
   const famous = values.famous === undefined ? [] : await readFamous(values.famous);
-  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous }, values.out);
+  const changed = values.changed === undefined ? undefined : Number(values.changed);
+  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous, changed }, values.out);
   for (const kind of KINDS) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);
 }
 

@@ -100,8 +100,14 @@ export function olKeyKind(key: string): OlKind | null {
 
 const COVER_URL = (id: number): string => `https://covers.openlibrary.org/b/id/${id}-M.jpg`;
 
-/** Parses one dump line; `null` for a blank line. Never throws. */
-export function parseOlLine(line: string): OlLine | null {
+/** A dump line's first columns, read without its JSON: what a re-import compares with the catalogue. */
+export type OlLineHeader = Header & { type: string; path: string; json: string };
+
+/**
+ * The type, key and revision of one dump line, checked as parseOlLine checks them; `null` for a blank
+ * line. Never throws.
+ */
+export function parseOlHeader(line: string): { header: OlLineHeader } | { skipped: string } | { rejected: string } | null {
   if (line.trim() === '') return null;
   const columns = line.split('\t');
   if (columns.length !== 5) return { rejected: `expected 5 tab-separated columns, found ${columns.length}` };
@@ -114,6 +120,14 @@ export function parseOlLine(line: string): OlLine | null {
   if (!parsedKey) return { rejected: `key ${quoted(path)} is not an Open Library author, work or edition key` };
   const revision = Number(revisionText);
   if (!Number.isSafeInteger(revision) || revision < 0) return { rejected: `revision ${quoted(revisionText)} is not a whole number` };
+  return { header: { type: recordType, path, key: parsedKey.key, kind: parsedKey.kind, revision, json } };
+}
+
+/** Parses one dump line; `null` for a blank line. Never throws. */
+export function parseOlLine(line: string): OlLine | null {
+  const read = parseOlHeader(line);
+  if (read === null || !('header' in read)) return read;
+  const { type: recordType, path, json, ...header } = read.header;
   let data: unknown;
   try {
     data = JSON.parse(json);
@@ -121,7 +135,6 @@ export function parseOlLine(line: string): OlLine | null {
     return { rejected: `invalid JSON: ${(error as Error).message}` };
   }
   if (!isObject(data)) return { rejected: 'the JSON column is not an object' };
-  const header: Header = { key: parsedKey.key, kind: parsedKey.kind, revision };
 
   switch (recordType) {
     case '/type/redirect': {

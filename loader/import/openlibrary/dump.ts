@@ -21,8 +21,9 @@ export function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytes
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
   const input = path.endsWith('.gz') ? file.pipe(createGunzip()) : file;
   file.on('error', (error) => input.destroy(error));
-  const reader = createInterface({ input, crlfDelay: Infinity });
   async function* numbered(): AsyncGenerator<DumpLine> {
+    // Made when the first line is asked for: a reader made earlier would emit lines nobody awaits yet, and lose them.
+    const reader = createInterface({ input, crlfDelay: Infinity });
     let line = 0;
     for await (const text of reader) yield { line: ++line, text };
   }
@@ -58,8 +59,7 @@ export function tally(report: ImportReport, line: number, outcome: OlLine | null
   if (outcome === null) return null;
   report.read += 1;
   if ('rejected' in outcome) {
-    if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push({ line, reason: outcome.rejected });
-    else report.rejectedUnlisted! += 1;
+    reject(report, line, outcome.rejected);
     return null;
   }
   if ('skipped' in outcome) {
@@ -70,28 +70,48 @@ export function tally(report: ImportReport, line: number, outcome: OlLine | null
   return outcome.record;
 }
 
+/** Counts a rejected line: listed with its reason while the list is short, else only counted. */
+export function reject(report: ImportReport, line: number, reason: string): void {
+  if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push({ line, reason });
+  else report.rejectedUnlisted! += 1;
+}
+
 /** Adds what `part` counted (a later part of the same file) to `report`. */
 export function addTally(report: ImportReport, part: ImportReport): void {
   report.read += part.read;
   report.imported += part.imported;
   report.skipped! += part.skipped!;
   report.repaired += part.repaired;
-  for (const rejection of part.rejected) {
-    if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push(rejection);
-    else report.rejectedUnlisted! += 1;
-  }
+  for (const { line, reason } of part.rejected) reject(report, line, reason);
   report.rejectedUnlisted! += part.rejectedUnlisted!;
+}
+
+/** The given lines of a dump file (ascending line numbers), read again. */
+export async function* linesAt(path: string, wanted: Iterable<number> | AsyncIterable<number>): AsyncGenerator<DumpLine> {
+  // Opened for the first line wanted: a file with none is not opened.
+  let lines: AsyncIterator<DumpLine> | null = null;
+  try {
+    for await (const number of wanted) {
+      lines ??= dumpLines(path).lines[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await lines.next();
+        if (next.done) return;
+        if (next.value.line === number) {
+          yield next.value;
+          break;
+        }
+      }
+    }
+  } finally {
+    // The rest of the file is not read.
+    await lines?.return?.(undefined);
+  }
 }
 
 /** The records of the given lines of a dump file (ascending line numbers), read again. */
 export async function* recordsAtLines(path: string, wanted: readonly number[]): AsyncGenerator<DumpRecord> {
-  let next = 0;
-  for await (const { line, text } of dumpLines(path).lines) {
-    if (next >= wanted.length) return;
-    if (line !== wanted[next]) continue;
-    next += 1;
+  for await (const { line, text } of linesAt(path, wanted)) {
     const outcome = parseOlLine(text);
     if (outcome !== null && 'record' in outcome) yield { line, record: outcome.record };
   }
 }
-

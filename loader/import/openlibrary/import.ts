@@ -1,23 +1,26 @@
 import { stat } from 'node:fs/promises';
-import type { OlRecord } from '../../../src/domain/openlibrary.js';
 import { createProgress, type ProgressReporter } from '../../index/progress.js';
 import { hasOlRecords } from '../../stores/postgres/openlibrary.js';
 import { deriveWorkPopularity, type ReaderDumpKind } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
-import { applyOlRecords } from './apply.js';
+import { applyInBatches } from './batches.js';
 import { dumpRecords, emptyReport } from './dump.js';
 import { firstLoad } from './firstLoad.js';
-import { OL_BATCH, type OlImportOptions } from './options.js';
+import { reimport } from './reimport.js';
+import type { OlImportOptions } from './options.js';
 import { OlStatistics } from './statistics.js';
 import { firstLine, importReaderDump, readerDumpKind } from './readerDumps.js';
-import { forgetCached, type OlStores } from './stores.js';
+import type { OlStores } from './stores.js';
 
 /**
- * `bookmeta import openlibrary FILE...`. Into a catalogue that holds no Open Library records yet, a
- * first load: set-based, in one transaction (see firstLoad.ts). Otherwise record by record: streams
- * dump files (.txt or .txt.gz, authors, works, editions or all types, in any order) line by line in
- * constant memory, and applies their records in batches of one transaction each (see apply.ts). A
- * killed import loses at most the batch under way, and running it again skips, by revision, every
+ * `bookmeta import openlibrary FILE...`. Set-based unless `--method record-by-record`: into a
+ * catalogue that holds no Open Library records yet, a first load in one transaction (see
+ * firstLoad.ts); into one that does, a re-import that compares every line's key and revision with
+ * the catalogue's as a set and applies only the new and newer records (see reimport.ts). Record by
+ * record, it streams dump files (.txt or .txt.gz, authors, works, editions or all types, in any
+ * order) line by line in constant memory, and applies every record in batches of one transaction
+ * each (see apply.ts), skipping by revision those it has. Either way a killed import loses at most
+ * the batch under way (a first load, all of it), and running it again skips, by revision, every
  * record already applied. The readers' dumps (reading log, ratings) are counted per work after the
  * catalogue's (see readerDumps.ts), and every run ends by deriving the works' popularity.
  */
@@ -35,12 +38,10 @@ export async function importOpenLibrary(paths: readonly string[], stores: OlStor
 }
 
 async function importCatalogueDumps(paths: readonly string[], stores: OlStores, options: OlImportOptions): Promise<ImportReport[]> {
-  const method = options.method ?? 'auto';
-  if (method === 'set-based' || (method === 'auto' && !(await hasOlRecords(stores.db)))) {
-    const reports = await firstLoad(paths, stores, options);
-    // `auto` and a catalogue that got Open Library records meanwhile: record by record after all.
-    if (reports !== null) return reports;
-    if (method === 'set-based') throw new Error('the catalogue holds Open Library records: a set-based load is a first load; import record by record (--method record-by-record or auto)');
+  if ((options.method ?? 'auto') !== 'record-by-record') {
+    // A first load answers null, having written nothing, when the catalogue holds Open Library records (or got some meanwhile).
+    const reports = (await hasOlRecords(stores.db)) ? null : await firstLoad(paths, stores, options);
+    return reports ?? (await reimport(paths, stores, options));
   }
   const reports: ImportReport[] = [];
   const statistics = new OlStatistics(stores.db);
@@ -53,42 +54,11 @@ async function importFile(path: string, stores: OlStores, statistics: OlStatisti
   const size = (await stat(path)).size;
   const { records, bytesRead } = dumpRecords(path, report);
   const progress: ProgressReporter | null = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'records' });
-  const batchSize = options.batchSize ?? OL_BATCH;
-  let batch: OlRecord[] = [];
-  // The batch PostgreSQL is applying while the next one is parsed: reading and writing overlap, and
-  // batches still commit one at a time, in file order.
-  let applying: Promise<void> = Promise.resolve();
-
-  const apply = async (records: OlRecord[]) => {
-    const outcome = await applyOlRecords(stores.db, records);
-    report.imported += records.length;
-    report.inserted += outcome.inserted;
-    report.updated += outcome.updated;
-    report.unchanged += outcome.unchanged;
-    await forgetCached(stores, outcome.touched);
-    await statistics.recordsApplied(records.length);
+  await applyInBatches(records, report, stores, statistics, options.batchSize, (count) => {
     const read = bytesRead();
     if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
-    progress?.add(records.length);
-  };
-
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const records = batch;
-    batch = [];
-    await applying;
-    applying = apply(records);
-    // Awaited by the next flush; a failure surfaces there.
-    applying.catch(() => undefined);
-  };
-
-  for await (const { record } of records) {
-    batch.push(record);
-    if (batch.length >= batchSize) await flush();
-  }
-  await flush();
-  await applying;
+    progress?.add(count);
+  });
   progress?.finish();
   return report;
 }
-

@@ -3,7 +3,11 @@
 /** Records per transaction of the record path. */
 export const OL_BATCH = 2_000;
 
-/** How records are applied: `auto` loads set-based when the catalogue holds no Open Library record yet. */
+/**
+ * How records are applied. `set-based` (and `auto`, the same, the default): a first load into a catalogue
+ * without Open Library records, a re-import of new and newer records into one with some.
+ * `record-by-record`: every record through the record path.
+ */
 export const OL_METHODS = ['auto', 'set-based', 'record-by-record'] as const;
 export type OlMethod = (typeof OL_METHODS)[number];
 

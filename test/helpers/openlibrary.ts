@@ -1,0 +1,44 @@
+import type { Pool } from '../../src/stores/postgres/pool.js';
+
+/** What the Open Library import tests compare: the catalogue's tables and change feed, without the ids a run mints. */
+
+// Each id as the identity key of what it names: an author's name key, a work's work key, a book's source key or ISBN.
+const KEYED = `with k as (select id, name_key as k from authors union all select id, work_key from works union all select id, coalesce(source_key, isbn_13) from books)`;
+
+/** Every table an Open Library import writes, ids replaced by identity keys; the change feed counted by entity and operation. */
+export async function catalogueFingerprint(db: Pool): Promise<Record<string, unknown[]>> {
+  const query = async (sql: string) => (await db.query(`${KEYED} ${sql}`)).rows;
+  return {
+    authors: await query(
+      `select a.name_key, a.name, a.bio, a.birth_date, a.death_date, a.alternate_names, m.k as merged_into, a.deleted_at is not null as deleted
+         from authors a left join k m on m.id = a.merged_into order by 1`,
+    ),
+    works: await query(
+      `select w.work_key, w.title, w.subtitle, w.subjects, w.description, w.original_year, w.cover_url, w.kind, m.k as merged_into, w.deleted_at is not null as deleted
+         from works w left join k m on m.id = w.merged_into order by 1`,
+    ),
+    books: await query(
+      `select coalesce(b.source_key, b.isbn_13) as identity, b.isbn_13, b.isbn_10, b.source_key, w.k as work, b.title, b.subtitle, b.series, b.series_number,
+              b.publisher, b.year, b.language, b.pages, b.cover_url, b.popularity, b.average_rating, b.subjects, b.description, b.physical_format,
+              m.k as merged_into, b.deleted_at is not null as deleted
+         from books b join k w on w.id = b.work_id left join k m on m.id = b.merged_into order by 1`,
+    ),
+    credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
+    externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
+    keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
+    changes: (await db.query('select entity, operation, count(*)::int as n from changes group by 1, 2 order by 1, 2')).rows,
+    spellings: (await db.query('select count(*)::int as n from author_names')).rows,
+  };
+}
+
+export const lastChange = async (db: Pool): Promise<number> => Number((await db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq);
+
+/** The changes after `seq`, ids as identity keys, in a stable order (batches may group them differently). */
+export async function changesAfter(db: Pool, seq: number): Promise<unknown[]> {
+  const { rows } = await db.query(
+    `${KEYED} select c.entity, e.k as entity_key, c.operation, s.k as survivor from changes c join k e on e.id = c.entity_id left join k s on s.id = c.survivor_id
+      where c.seq > $1 order by 1, 2, 3, 4`,
+    [seq],
+  );
+  return rows;
+}
