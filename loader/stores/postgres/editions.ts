@@ -124,10 +124,15 @@ export async function worksByKey(client: PoolClient, keys: readonly string[]): P
   return rows;
 }
 
+/**
+ * Editions by ISBN-13 or by the source key of a row without ISBN. Open Library's source keys are
+ * never looked up here, and the index of source keys leaves them out (the same condition lets the
+ * planner use it).
+ */
 export async function editionsByIsbnOrSourceKey(client: PoolClient, isbn13s: readonly string[], sourceKeys: readonly string[]): Promise<StoredEdition[]> {
   const { rows } = await client.query<StoredEdition>(
     `select id, isbn_13, isbn_10, source_key, work_id, merged_into, ${EDITION_FIELDS.join(', ')}
-       from books where isbn_13 = any($1) or source_key = any($2)`,
+       from books where isbn_13 = any($1) or (source_key = any($2) and source_key not like 'openlibrary:%')`,
     [isbn13s, sourceKeys],
   );
   return rows;

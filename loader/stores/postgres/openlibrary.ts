@@ -17,6 +17,7 @@ export interface OlRecordRow {
   revision: number;
   state: OlState;
   entity_id: string | null;
+  /** See apply.ts digestOf. */
   digest: string | null;
   redirect_to: string | null;
 }
@@ -31,9 +32,12 @@ export async function priceIndexProbesAsCached(client: PoolClient): Promise<void
   await client.query('set local random_page_cost = 1.1');
 }
 
+// The digest as text: a bigint past 2^53 would not survive the pool's conversion to a JS number.
+const RECORD_READ = 'key, revision, state, entity_id, digest::text as digest, redirect_to';
+
 export async function olRecords(client: PoolClient, keys: readonly string[]): Promise<Map<string, OlRecordRow>> {
   if (keys.length === 0) return new Map();
-  const { rows } = await client.query<OlRecordRow>('select key, revision, state, entity_id, digest, redirect_to from openlibrary_records where key = any($1)', [keys]);
+  const { rows } = await client.query<OlRecordRow>(`select ${RECORD_READ} from openlibrary_records where key = any($1)`, [keys]);
   return new Map(rows.map((row) => [row.key, row]));
 }
 
@@ -41,7 +45,7 @@ export async function olRecords(client: PoolClient, keys: readonly string[]): Pr
 export async function redirectsTo(client: PoolClient, targets: readonly string[]): Promise<OlRecordRow[]> {
   if (targets.length === 0) return [];
   const { rows } = await client.query<OlRecordRow>(
-    `select key, revision, state, entity_id, digest, redirect_to from openlibrary_records
+    `select ${RECORD_READ} from openlibrary_records
       where redirect_to = any($1) and entity_id is not null`,
     [targets],
   );
