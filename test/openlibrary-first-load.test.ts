@@ -36,7 +36,9 @@ const load = (world: TestWorld, paths: string[], method: OlMethod, stageWorkers?
 /**
  * Every table an Open Library import writes, without the ids a run mints: each id is replaced by the
  * identity key of what it names (an author's name key, a work's work key, a book's source key or
- * ISBN), and the change feed is counted by entity and operation.
+ * ISBN), and the change feed is counted by entity and operation. Book updates are counted apart: the
+ * record path's batches commit before the works' popularity is derived, so their books get an update
+ * for it; a first load derives it before its commit, and its books need none (deriveWorkPopularityIn).
  */
 async function fingerprint(db: Pool): Promise<Record<string, unknown[]>> {
   const keyed = `with k as (select id, name_key as k from authors union all select id, work_key from works union all select id, coalesce(source_key, isbn_13) from books)`;
@@ -59,7 +61,8 @@ async function fingerprint(db: Pool): Promise<Record<string, unknown[]>> {
     credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
     externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
     keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
-    changes: (await db.query('select entity, operation, count(*)::int as n from changes group by 1, 2 order by 1, 2')).rows,
+    changes: (await db.query("select entity, operation, count(*)::int as n from changes where (entity, operation) <> ('book', 'update') group by 1, 2 order by 1, 2")).rows,
+    bookUpdates: (await db.query("select count(*)::int as n from changes where (entity, operation) = ('book', 'update')")).rows,
     spellings: (await db.query('select count(*)::int as n from author_names')).rows,
   };
 }
@@ -80,7 +83,7 @@ async function sameCatalogue(
     t.true(reports.every((report) => report.imported > 0));
     const record = await fingerprint(byRecord.db);
     const set = await fingerprint(bySet.db);
-    for (const table of Object.keys(record)) t.deepEqual(set[table], record[table], table);
+    for (const table of Object.keys(record)) if (table !== 'bookUpdates') t.deepEqual(set[table], record[table], table);
     return { record, set };
   } finally {
     await byRecord.destroy();
@@ -128,8 +131,10 @@ test('a set-based first load of generated dumps (redirects, deletes, broken line
   t.true(set.keys!.some((row) => (row as { state: string }).state === 'delete'));
 });
 
-test('a set-based first load of the real sample makes the catalogue the record path makes', async (t) => {
-  await sameCatalogue(t, SAMPLE);
+test('a set-based first load of the real sample makes the catalogue the record path makes, with no update of the books it loads for their popularity', async (t) => {
+  const { record, set } = await sameCatalogue(t, SAMPLE);
+  t.true((record.bookUpdates![0] as { n: number }).n > 0);
+  t.deepEqual(set.bookUpdates, [{ n: 0 }]);
 });
 
 test('a set-based first load over another source\'s books hands the editions of their ISBNs to the record path', async (t) => {

@@ -40,3 +40,9 @@ create unique index books_source_key on books (source_key) where source_key not 
 alter table books
   drop constraint books_isbn_10_key,
   add constraint books_isbn_10_of_isbn_13 check (isbn_10 is null or (isbn_13 like '978%' and substr(isbn_13, 4, 9) = left(isbn_10, 9)));
+
+-- When a book or work was created is the time of its insert in the change feed; nothing read the
+-- columns that repeated it (-14). Dropped columns keep their bytes in rows written before, until
+-- those rows are written again.
+alter table books drop column created_at;
+alter table works drop column created_at;
