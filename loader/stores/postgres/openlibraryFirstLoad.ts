@@ -42,6 +42,7 @@ export interface StagedRecord {
   subjects?: string[] | null;
   description?: string | null;
   year?: number | null;
+  /** As the catalogue stores it (see covers.ts). */
   cover_url?: string | null;
   work_key?: string | null;
   author_keys?: string[];

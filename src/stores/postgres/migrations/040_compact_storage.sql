@@ -46,3 +46,13 @@ alter table books
 -- those rows are written again.
 alter table books drop column created_at;
 alter table works drop column created_at;
+
+-- A cover of Open Library's is stored as its number (see loader/stores/postgres/covers.ts), the
+-- rest of its URL being the same for all (-30). Every read of a cover_url goes through this.
+create function cover_url_of(stored text) returns text language sql immutable parallel safe as $$
+  select case when stored ~ '^[0-9]+$' then 'https://covers.openlibrary.org/b/id/' || stored || '-M.jpg' else stored end
+$$;
+update books set cover_url = substring(cover_url from '^https://covers\.openlibrary\.org/b/id/([1-9][0-9]*)-M\.jpg$')
+ where cover_url ~ '^https://covers\.openlibrary\.org/b/id/[1-9][0-9]*-M\.jpg$';
+update works set cover_url = substring(cover_url from '^https://covers\.openlibrary\.org/b/id/([1-9][0-9]*)-M\.jpg$')
+ where cover_url ~ '^https://covers\.openlibrary\.org/b/id/[1-9][0-9]*-M\.jpg$';
