@@ -106,7 +106,10 @@ export async function touchAuthor(client: PoolClient, id: string): Promise<void>
   await client.query('update authors set updated_at = now() where id = $1', [id]);
 }
 
-/** Inserts the works whose key is new; answers the ids inserted. */
+/**
+ * Inserts the works whose grouping key is new; answers the ids inserted. Grouping keys hold a "|",
+ * and their index only them (migration 040): the same condition here lets the planner use it.
+ */
 export async function insertWorks(
   client: PoolClient,
   works: readonly { id: string; key: string; title: string; originalYear: number | null; kind: WorkKind }[],
@@ -114,16 +117,17 @@ export async function insertWorks(
   const { rows } = await client.query<{ id: string }>(
     `insert into works (id, work_key, title, original_year, kind)
      select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])
-     on conflict (work_key) do nothing
+     on conflict (work_key) where work_key like '%|%' do nothing
      returning id`,
     [works.map((work) => work.id), works.map((work) => work.key), works.map((work) => work.title), works.map((work) => work.originalYear), works.map((work) => work.kind)],
   );
   return rows.map((row) => row.id);
 }
 
+/** Works by grouping key (see insertWorks). */
 export async function worksByKey(client: PoolClient, keys: readonly string[]): Promise<{ id: string; work_key: string; merged_into: string | null }[]> {
   const { rows } = await client.query<{ id: string; work_key: string; merged_into: string | null }>(
-    'select id, work_key, merged_into from works where work_key = any($1)',
+    "select id, work_key, merged_into from works where work_key = any($1) and work_key like '%|%'",
     [keys],
   );
   return rows;

@@ -36,6 +36,14 @@ alter table openlibrary_records
 alter table books drop constraint books_source_key_key;
 create unique index books_source_key on books (source_key) where source_key not like 'openlibrary:%';
 
+-- A work is keyed one of two ways: the editions of other sources are grouped by title and author
+-- ("title|a smith", see loader/import/sourceFields.ts workKey; unique, so that concurrent importers
+-- agree), Open Library's works by its keys ("ol:OL…W", "ol-edition:OL…M"; unique as those are in
+-- openlibrary_records, and read by id only). Only the grouping keys, which always hold a "|", are
+-- indexed (-31).
+alter table works drop constraint works_work_key_key;
+create unique index works_grouping_key on works (work_key) where work_key like '%|%';
+
 -- An ISBN-10 is derived from the ISBN-13 (domain/isbn.ts), so two books with one ISBN-10 have one
 -- ISBN-13, which is unique already: the ISBN-10's own unique index goes (-27), and a check holds it
 -- to its ISBN-13.
