@@ -82,6 +82,17 @@ test.serial('search finds a book by the subjects Open Library gives its work', a
   t.true(results.some((hit) => hit.book.title === "The innovator's dilemma"));
 });
 
+test.serial('an Open Library cover, stored as its number, reads back as its URL in the book, its work and search', async (t) => {
+  const cover = 'https://covers.openlibrary.org/b/id/8231994-M.jpg';
+  const book = await recordOf('OL30006M');
+  t.is(book.cover_url, cover);
+  t.is((await recordOf('OL2010881W')).cover_url, cover);
+  const { rows } = await api.world.db.query('select cover_url from books where id = $1', [book.id]);
+  t.deepEqual(rows, [{ cover_url: '8231994' }]);
+  const { results } = (await (await api.get('/v1/books/search?q=eventyr%20og%20historier&editions=all')).json()) as { results: { book: { id: string; cover_url: string } }[] };
+  t.is(results.find((hit) => hit.book.id === book.id)?.book.cover_url, cover);
+});
+
 test.serial('a deleted record is never answered as live: its id is a 410, search and its work leave it out', async (t) => {
   const { location } = (await (await api.get('/v1/openlibrary/OL30008M')).json()) as { location: string };
   t.is((await api.get(location)).status, 200);

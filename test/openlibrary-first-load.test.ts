@@ -49,7 +49,7 @@ async function sameCatalogue(
     t.true(reports.every((report) => report.imported > 0));
     const record = await catalogueFingerprint(byRecord.db);
     const set = await catalogueFingerprint(bySet.db);
-    for (const table of Object.keys(record)) t.deepEqual(set[table], record[table], table);
+    for (const table of Object.keys(record)) if (table !== 'bookUpdates') t.deepEqual(set[table], record[table], table);
     return { record, set };
   } finally {
     await byRecord.destroy();
@@ -97,8 +97,10 @@ test('a set-based first load of generated dumps (redirects, deletes, broken line
   t.true(set.keys!.some((row) => (row as { state: string }).state === 'delete'));
 });
 
-test('a set-based first load of the real sample makes the catalogue the record path makes', async (t) => {
-  await sameCatalogue(t, SAMPLE);
+test('a set-based first load of the real sample makes the catalogue the record path makes, with no update of the books it loads for their popularity', async (t) => {
+  const { record, set } = await sameCatalogue(t, SAMPLE);
+  t.true((record.bookUpdates![0] as { n: number }).n > 0);
+  t.deepEqual(set.bookUpdates, [{ n: 0 }]);
 });
 
 test('a set-based first load over another source\'s books hands the editions of their ISBNs to the record path', async (t) => {

@@ -5,7 +5,12 @@ import type { Pool } from '../../src/stores/postgres/pool.js';
 // Each id as the identity key of what it names: an author's name key, a work's work key, a book's source key or ISBN.
 const KEYED = `with k as (select id, name_key as k from authors union all select id, work_key from works union all select id, coalesce(source_key, isbn_13) from books)`;
 
-/** Every table an Open Library import writes, ids replaced by identity keys; the change feed counted by entity and operation. */
+/**
+ * Every table an Open Library import writes, ids replaced by identity keys; the change feed counted by
+ * entity and operation. Book updates are counted apart: the record path's batches commit before the
+ * works' popularity is derived, so their books get an update for it; a first load derives it before
+ * its commit, and its books need none (deriveWorkPopularityIn).
+ */
 export async function catalogueFingerprint(db: Pool): Promise<Record<string, unknown[]>> {
   const query = async (sql: string) => (await db.query(`${KEYED} ${sql}`)).rows;
   return {
@@ -26,7 +31,8 @@ export async function catalogueFingerprint(db: Pool): Promise<Record<string, unk
     credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
     externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
     keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
-    changes: (await db.query('select entity, operation, count(*)::int as n from changes group by 1, 2 order by 1, 2')).rows,
+    changes: (await db.query("select entity, operation, count(*)::int as n from changes where (entity, operation) <> ('book', 'update') group by 1, 2 order by 1, 2")).rows,
+    bookUpdates: (await db.query("select count(*)::int as n from changes where (entity, operation) = ('book', 'update')")).rows,
     spellings: (await db.query('select count(*)::int as n from author_names')).rows,
   };
 }

@@ -67,7 +67,8 @@ export const olWorkKey = (key: string): string => `ol:${key}`;
 // The work of an edition that names none: its own, keyed by the edition.
 export const ownWorkKey = (key: string): string => `ol-edition:${key}`;
 
-export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest('base64');
+/** What a record maps to, as openlibrary_records keeps it: the first 64 bits of its md5, a signed bigint in decimal. */
+export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest().readBigInt64BE(0).toString();
 
 /** The newest record of each key in the batch. */
 function newestByKey(records: readonly OlRecord[]): Map<string, OlRecord> {

@@ -14,6 +14,7 @@ import {
   stageRecords,
   writeCatalogue,
 } from '../../stores/postgres/openlibraryFirstLoad.js';
+import { deriveWorkPopularityIn } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecordsIn, olNameKey, olWorkKey } from './apply.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
@@ -77,6 +78,8 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     await timed('statistics', () => analyzeCatalogue(client), () => 'analyzed');
     await countStaged(client, reports);
     const touched = await timed('record path', () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH), (ids) => `${ids.size} entities touched`);
+    // Before the commit: the books loaded then need no change of their own for it (see deriveWorkPopularityIn).
+    await timed('work popularity', () => deriveWorkPopularityIn(client), ({ works, changed }) => `${works} works, ${changed} books of others updated`);
     await timed('commit', () => client.query('commit'), () => 'committed');
     ended = true;
     // The statistics analyzed inside the transaction are committed with it.

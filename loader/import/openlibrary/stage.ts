@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { newId } from '../../../src/domain/ids.js';
 import { parseOlLine, type OlRecord } from '../../../src/domain/openlibrary.js';
 import { copyLines } from '../../stores/postgres/copy.js';
+import { withStoredCover } from '../../stores/postgres/covers.js';
 import { STAGE_COLUMNS, type StagedRecord } from '../../stores/postgres/openlibraryFirstLoad.js';
 import type { ImportReport } from '../importer.js';
 import { bookSourceKey, digestOf, editionFields, olNameKey, olWorkKey, ownWorkKey } from './apply.js';
@@ -38,7 +39,7 @@ export function stageLines(job: StageJob): StagedChunk {
     const record = tally(report, line, parseOlLine(text));
     if (!record) continue;
     report.imported += 1;
-    rows.push(staged(record, { ord: job.file * LINES_PER_FILE + line, file: job.file, line }));
+    rows.push(withStoredCover(staged(record, { ord: job.file * LINES_PER_FILE + line, file: job.file, line })));
   }
   return { copy: copyLines(STAGE_COLUMNS, rows), tally: report };
 }

@@ -79,7 +79,7 @@ const BOOK_SELECT = (filter: string) => `
       'year', b.year,
       'language', b.language,
       'pages', b.pages,
-      'cover_url', b.cover_url,
+      'cover_url', cover_url_of(b.cover_url),
       'physical_format', b.physical_format,
       -- The edition's subjects, else its work's: Open Library keeps most subjects on works.
       'subjects', coalesce(b.subjects, w.subjects, '{}'),

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
 import type { WorkKind } from '../../../src/domain/titles.js';
+import { withStoredCover } from './covers.js';
 
 /**
  * The SQL of the catalogue's write side for importers: authors and their spellings, works, editions
@@ -30,6 +31,10 @@ export const EDITION_FIELDS: readonly EditionField[] = [
   'title', 'subtitle', 'series', 'series_number', 'publisher', 'year', 'language', 'pages', 'cover_url', 'popularity', 'average_rating',
   'subjects', 'description', 'physical_format',
 ];
+
+/** The edition fields of the books row `alias` as importers read them: a cover's URL whole (see covers.ts). */
+export const editionFieldsOf = (alias: string): string =>
+  EDITION_FIELDS.map((field) => (field === 'cover_url' ? `cover_url_of(${alias}.cover_url) as cover_url` : `${alias}.${field}`)).join(', ');
 
 /** An edition as stored, with what identifies it. */
 export type StoredEdition = EditionFields & {
@@ -101,7 +106,10 @@ export async function touchAuthor(client: PoolClient, id: string): Promise<void>
   await client.query('update authors set updated_at = now() where id = $1', [id]);
 }
 
-/** Inserts the works whose key is new; answers the ids inserted. */
+/**
+ * Inserts the works whose grouping key is new; answers the ids inserted. Grouping keys hold a "|",
+ * and their index only them (migration 040): the same condition here lets the planner use it.
+ */
 export async function insertWorks(
   client: PoolClient,
   works: readonly { id: string; key: string; title: string; originalYear: number | null; kind: WorkKind }[],
@@ -109,25 +117,31 @@ export async function insertWorks(
   const { rows } = await client.query<{ id: string }>(
     `insert into works (id, work_key, title, original_year, kind)
      select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])
-     on conflict (work_key) do nothing
+     on conflict (work_key) where work_key like '%|%' do nothing
      returning id`,
     [works.map((work) => work.id), works.map((work) => work.key), works.map((work) => work.title), works.map((work) => work.originalYear), works.map((work) => work.kind)],
   );
   return rows.map((row) => row.id);
 }
 
+/** Works by grouping key (see insertWorks). */
 export async function worksByKey(client: PoolClient, keys: readonly string[]): Promise<{ id: string; work_key: string; merged_into: string | null }[]> {
   const { rows } = await client.query<{ id: string; work_key: string; merged_into: string | null }>(
-    'select id, work_key, merged_into from works where work_key = any($1)',
+    "select id, work_key, merged_into from works where work_key = any($1) and work_key like '%|%'",
     [keys],
   );
   return rows;
 }
 
+/**
+ * Editions by ISBN-13 or by the source key of a row without ISBN. Open Library's source keys are
+ * never looked up here, and the index of source keys leaves them out (the same condition lets the
+ * planner use it).
+ */
 export async function editionsByIsbnOrSourceKey(client: PoolClient, isbn13s: readonly string[], sourceKeys: readonly string[]): Promise<StoredEdition[]> {
   const { rows } = await client.query<StoredEdition>(
-    `select id, isbn_13, isbn_10, source_key, work_id, merged_into, ${EDITION_FIELDS.join(', ')}
-       from books where isbn_13 = any($1) or source_key = any($2)`,
+    `select b.id, b.isbn_13, b.isbn_10, b.source_key, b.work_id, b.merged_into, ${editionFieldsOf('b')}
+       from books b where isbn_13 = any($1) or (source_key = any($2) and source_key not like 'openlibrary:%')`,
     [isbn13s, sourceKeys],
   );
   return rows;
@@ -138,15 +152,16 @@ export async function insertEditions(client: PoolClient, editions: readonly NewE
   await client.query(
     `insert into books (${columns.join(', ')})
      select ${columns.join(', ')} from json_populate_recordset(null::books, $1)`,
-    [JSON.stringify(editions)],
+    [JSON.stringify(editions.map(withStoredCover))],
   );
 }
 
 export async function updateEdition(client: PoolClient, id: string, changed: Partial<Record<EditionField, unknown>>): Promise<void> {
   const fields = Object.keys(changed) as EditionField[];
+  const stored = withStoredCover(changed);
   await client.query(
     `update books set ${[...fields.map((field, index) => `${field} = $${index + 2}`), 'updated_at = now()'].join(', ')} where id = $1`,
-    [id, ...fields.map((field) => changed[field])],
+    [id, ...fields.map((field) => stored[field])],
   );
 }
 

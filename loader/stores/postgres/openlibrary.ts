@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
 import { copyRows } from './copy.js';
-import { EDITION_FIELDS, creditAuthors, type EditionFields } from './editions.js';
+import { withStoredCover } from './covers.js';
+import { EDITION_FIELDS, creditAuthors, editionFieldsOf, type EditionFields } from './editions.js';
 
 /**
  * The SQL of the Open Library importer: its bookkeeping (openlibrary_records), external identifiers,
@@ -17,6 +18,7 @@ export interface OlRecordRow {
   revision: number;
   state: OlState;
   entity_id: string | null;
+  /** See apply.ts digestOf. */
   digest: string | null;
   redirect_to: string | null;
 }
@@ -31,9 +33,12 @@ export async function priceIndexProbesAsCached(client: PoolClient): Promise<void
   await client.query('set local random_page_cost = 1.1');
 }
 
+// The digest as text: a bigint past 2^53 would not survive the pool's conversion to a JS number.
+const RECORD_READ = 'key, revision, state, entity_id, digest::text as digest, redirect_to';
+
 export async function olRecords(client: PoolClient, keys: readonly string[]): Promise<Map<string, OlRecordRow>> {
   if (keys.length === 0) return new Map();
-  const { rows } = await client.query<OlRecordRow>('select key, revision, state, entity_id, digest, redirect_to from openlibrary_records where key = any($1)', [keys]);
+  const { rows } = await client.query<OlRecordRow>(`select ${RECORD_READ} from openlibrary_records where key = any($1)`, [keys]);
   return new Map(rows.map((row) => [row.key, row]));
 }
 
@@ -41,7 +46,7 @@ export async function olRecords(client: PoolClient, keys: readonly string[]): Pr
 export async function redirectsTo(client: PoolClient, targets: readonly string[]): Promise<OlRecordRow[]> {
   if (targets.length === 0) return [];
   const { rows } = await client.query<OlRecordRow>(
-    `select key, revision, state, entity_id, digest, redirect_to from openlibrary_records
+    `select ${RECORD_READ} from openlibrary_records
       where redirect_to = any($1) and entity_id is not null`,
     [targets],
   );
@@ -108,7 +113,7 @@ const COLUMNS = {
 export async function insertKeyed(client: PoolClient, table: 'authors', rows: readonly (OlAuthorRow & { name_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: 'works', rows: readonly (OlWorkRow & { work_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
-  await copyRows(client, table, ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]], rows);
+  await copyRows(client, table, ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]], rows.map(withStoredCover));
 }
 
 /** Replaces the Open Library fields of authors or works (a record revives a deleted one). */
@@ -119,7 +124,7 @@ export async function updateKeyed(client: PoolClient, table: keyof typeof COLUMN
   await client.query(
     `update ${table} t set ${COLUMNS[table].map((column) => `${column} = r.${column}`).join(', ')}, deleted_at = null, updated_at = now()
        from json_populate_recordset(null::${table}, $1) r where t.id = r.id`,
-    [JSON.stringify(rows)],
+    [JSON.stringify(rows.map(withStoredCover))],
   );
 }
 
@@ -141,7 +146,7 @@ export type OlStoredBook = EditionFields & {
   author_ids: string[];
 };
 
-const BOOK_READ = `select b.id, b.work_id, b.isbn_13, b.source_key, b.merged_into, b.deleted_at, ${EDITION_FIELDS.map((field) => `b.${field}`).join(', ')},
+const BOOK_READ = `select b.id, b.work_id, b.isbn_13, b.source_key, b.merged_into, b.deleted_at, ${editionFieldsOf('b')},
        coalesce((select array_agg(author_id order by position) from book_authors where book_id = b.id), '{}') as author_ids
   from books b`;
 
@@ -158,7 +163,7 @@ export type OlBookUpdate = EditionFields & { id: string; work_id: string; delete
 const NEW_BOOK_COLUMNS = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS.filter((field) => field !== 'popularity')] as const;
 
 export async function insertOlBooks(client: PoolClient, books: readonly OlBookRow[]): Promise<void> {
-  await copyRows(client, 'books', NEW_BOOK_COLUMNS, books);
+  await copyRows(client, 'books', NEW_BOOK_COLUMNS, books.map(withStoredCover));
 }
 
 /** Writes the work, every edition field and the deletion mark of each book. */
@@ -168,7 +173,7 @@ export async function updateOlBooks(client: PoolClient, books: readonly OlBookUp
   await client.query(
     `update books b set ${columns.map((column) => `${column} = r.${column}`).join(', ')}, updated_at = now()
        from json_populate_recordset(null::books, $1) r where b.id = r.id`,
-    [JSON.stringify(books)],
+    [JSON.stringify(books.map(withStoredCover))],
   );
 }
 

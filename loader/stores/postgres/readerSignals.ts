@@ -134,45 +134,54 @@ const DERIVE_LOCK = 7_340_020;
  * of a work whose popularity changed gets an 'update' change, so `bookmeta sync` reindexes it.
  */
 export async function deriveWorkPopularity(pool: Pool): Promise<PopularityOutcome> {
-  return withTransaction(pool, async (client) => {
-    await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
-    await client.query('analyze openlibrary_reader_counts, work_popularity');
-    await client.query(
-      `create temp table derived_popularity on commit drop as
-       with readers as (
-         select coalesce(w.merged_into, w.id) as work_id,
-                sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) as readers
-           from openlibrary_reader_counts c
-           join openlibrary_records k on k.key = c.work_key
-           left join openlibrary_records t on k.state = 'redirect' and t.key = k.redirect_to
-           join works w on w.id = coalesce(t.entity_id, k.entity_id)
-          group by 1
-       ),
-       editions as (
-         select work_id, count(*) as editions from books where merged_into is null and deleted_at is null group by work_id
-       )
-       select coalesce(r.work_id, e.work_id) as work_id,
-              $1::bigint * coalesce(r.readers, 0) + $2::bigint * greatest(coalesce(e.editions, 1) - 1, 0) as popularity
-         from readers r full join editions e on e.work_id = r.work_id`,
-      [POPULARITY_PER_READER, POPULARITY_PER_EDITION],
-    );
-    await client.query('delete from derived_popularity where popularity = 0');
-    const { rows: upserted } = await client.query<{ work_id: string }>(
-      `insert into work_popularity as p (work_id, popularity)
-       select work_id, popularity from derived_popularity
-       on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
-       returning work_id`,
-    );
-    const { rows: removed } = await client.query<{ work_id: string }>(
-      `delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id`,
-    );
-    const works = [...upserted, ...removed].map((row) => row.work_id);
-    const { rows: books } = await client.query<{ id: string }>(
-      'select id from books where work_id = any($1::text[]) and merged_into is null and deleted_at is null order by id',
-      [works],
-    );
-    await recordChanges(client, books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })));
-    const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
-    return { works: total[0]?.n ?? 0, changed: books.length };
-  });
+  return withTransaction(pool, (client) => deriveWorkPopularityIn(client));
+}
+
+/**
+ * The same in the caller's transaction. A book this transaction wrote (its row's xmin) has a change
+ * of this transaction already, which commits with the popularity: sync reads it with the popularity
+ * in place, so it gets no 'update' of its own (a first load's books: one change each, not two).
+ */
+export async function deriveWorkPopularityIn(client: PoolClient): Promise<PopularityOutcome> {
+  await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
+  await client.query('analyze openlibrary_reader_counts, work_popularity');
+  await client.query(
+    `create temp table derived_popularity on commit drop as
+     with readers as (
+       select coalesce(w.merged_into, w.id) as work_id,
+              sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) as readers
+         from openlibrary_reader_counts c
+         join openlibrary_records k on k.key = c.work_key
+         left join openlibrary_records t on k.state = 'redirect' and t.key = k.redirect_to
+         join works w on w.id = coalesce(t.entity_id, k.entity_id)
+        group by 1
+     ),
+     editions as (
+       select work_id, count(*) as editions from books where merged_into is null and deleted_at is null group by work_id
+     )
+     select coalesce(r.work_id, e.work_id) as work_id,
+            $1::bigint * coalesce(r.readers, 0) + $2::bigint * greatest(coalesce(e.editions, 1) - 1, 0) as popularity
+       from readers r full join editions e on e.work_id = r.work_id`,
+    [POPULARITY_PER_READER, POPULARITY_PER_EDITION],
+  );
+  await client.query('delete from derived_popularity where popularity = 0');
+  const { rows: upserted } = await client.query<{ work_id: string }>(
+    `insert into work_popularity as p (work_id, popularity)
+     select work_id, popularity from derived_popularity
+     on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
+     returning work_id`,
+  );
+  const { rows: removed } = await client.query<{ work_id: string }>(
+    `delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id`,
+  );
+  const works = [...upserted, ...removed].map((row) => row.work_id);
+  const { rows: books } = await client.query<{ id: string }>(
+    `select id from books
+      where work_id = any($1::text[]) and merged_into is null and deleted_at is null and xmin <> pg_current_xact_id()::xid
+      order by id`,
+    [works],
+  );
+  await recordChanges(client, books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })));
+  const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
+  return { works: total[0]?.n ?? 0, changed: books.length };
 }

@@ -22,7 +22,7 @@ const BOOK_COLUMNS = `
   coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by ba.position)
               from book_authors ba join authors a on a.id = ba.author_id
              where ba.book_id = b.id), '[]'::json) as authors,
-  b.publisher, b.year, b.language, b.pages, b.cover_url, b.physical_format,
+  b.publisher, b.year, b.language, b.pages, cover_url_of(b.cover_url) as cover_url, b.physical_format,
   coalesce(b.subjects, '{}') as subjects, b.description,
   b.popularity as ratings_count, b.average_rating,
   ${IDENTIFIERS('b.id')} as identifiers,
@@ -81,7 +81,7 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
 export async function findWorks(db: Queryable, ids: readonly string[]): Promise<Lookups<WorkRecord>> {
   const { rows } = await db.query<WorkRecord & Fate>({
     name: 'works-by-id',
-    text: `select w.id, w.kind, w.title, w.subtitle, w.original_year, coalesce(w.subjects, '{}') as subjects, w.description, w.cover_url,
+    text: `select w.id, w.kind, w.title, w.subtitle, w.original_year, coalesce(w.subjects, '{}') as subjects, w.description, cover_url_of(w.cover_url) as cover_url,
        ${IDENTIFIERS('w.id')} as identifiers,
        coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
                    from (select ba.author_id, min(ba.position) as first_position

@@ -36,7 +36,7 @@ export async function recordChanges(client: Queryable, changes: readonly Change[
   await lockChangeSequence(client);
   await client.query(
     `insert into changes (entity, entity_id, operation, survivor_id)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
+     select * from unnest($1::entity_kind[], $2::text[], $3::change_operation[], $4::text[])`,
     [
       changes.map((change) => change.entity),
       changes.map((change) => change.id),
