@@ -84,11 +84,13 @@ const TWO_TYPOS_WORD_FROM = 5;
 const MISSPELT_WORD_FROM = 3;
 const TWO_TYPOS_WORD_CREDIT = 0.85;
 
+/** Whether a word of the given title left unpaired is a word of the book's, also left unpaired, with up to two typos. */
 function twoTyposApart(word: string, other: string, misspelt: Misspelt): boolean {
   const long = word.length >= TWO_TYPOS_WORD_FROM && other.length >= TWO_TYPOS_WORD_FROM;
   const misspeltWord = misspelt(word) && Math.min(word.length, other.length) >= MISSPELT_WORD_FROM && !/\p{N}/u.test(word + other);
   return (long || misspeltWord) && editDistance(word, other, 2) <= 2;
 }
+
 // Words that tell titles apart only with others around them.
 const MINOR_WORDS = new Set(['a', 'an', 'the', 'of', 'and', 'in', 'on', 'at', 'to', 'for', 'with', 'from', 'by', 'or', 'de', 'la', 'le', 'les', 'el', 'los', 'las', 'der', 'die', 'das', 'und', 'et', 'y', 'du', 'des', 'il']);
 // A distinctive word where the book's title has another one says another book: "Death of a Cad" is

@@ -146,8 +146,8 @@ export function workTitle(title: string): string {
 /**
  * What a work is: one book, or a set of books sold together (`boxset`), several books in one
  * volume (`omnibus`), or a book about or after books (`companion`: guides, summaries, study notes,
- * screenplays and graphic-novel retellings, the world of a series). A boxset, omnibus or companion is a work of its own and never stands in for the books
- * it gathers or accompanies.
+ * screenplays and graphic-novel retellings, the world of a series). A boxset, omnibus or companion
+ * is a work of its own and never stands in for the books it gathers or accompanies.
  */
 export type WorkKind = 'book' | 'boxset' | 'omnibus' | 'companion';
 export const WORK_KINDS: readonly WorkKind[] = ['book', 'boxset', 'omnibus', 'companion'];

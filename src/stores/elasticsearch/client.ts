@@ -70,8 +70,8 @@ const MISSING_INDEX_RETRY_S = 30;
 export function missingIndex(body: unknown): ApiError | null {
   const error = typeof body === 'object' && body !== null && 'error' in body ? body.error : null;
   if (typeof error !== 'object' || error === null || !('type' in error) || error.type !== 'index_not_found_exception') return null;
-  const index = 'index' in error && typeof error.index === 'string' ? error.index : 'of the request';
-  return unavailable('Elasticsearch', MISSING_INDEX_RETRY_S, `index ${index} is missing`);
+  const index = 'index' in error && typeof error.index === 'string' ? `index ${error.index}` : 'an index';
+  return unavailable('Elasticsearch', MISSING_INDEX_RETRY_S, `${index} is missing`);
 }
 
 /** The searches a request carries: an _msearch's (its body is a header and a search for each), else one. */
