@@ -43,9 +43,9 @@ export function refused(exceeded: string, decision: { resetMs: number }): ApiErr
   return new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, { 'Retry-After': String(Math.max(1, resetS)) });
 }
 
-/** The 503 of a request that needs a store that is away: which one, and when to try again (Retry-After). */
-export const unavailable = (store: string, retryAfterS: number): ApiError =>
-  new ApiError(503, 'unavailable', `${store} is unavailable; retry in ${retryAfterS} s`, { 'Retry-After': String(retryAfterS) });
+/** The 503 of a request that needs a store that is away: which one, perhaps why, and when to try again (Retry-After). */
+export const unavailable = (store: string, retryAfterS: number, why?: string): ApiError =>
+  new ApiError(503, 'unavailable', `${store} is unavailable${why === undefined ? '' : ` (${why})`}; retry in ${retryAfterS} s`, { 'Retry-After': String(retryAfterS) });
 
 /** Whether `error` is such a 503: the request needed a store that is away. */
 export const isUnavailable = (error: unknown): boolean => error instanceof ApiError && error.code === 'unavailable';

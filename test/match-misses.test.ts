@@ -25,3 +25,25 @@ test('two typos in one word of the title, with the surname alone, still match', 
   // Given alone, such a title is too unsure.
   t.true(assess({ ...probe('Ecilpes', ''), author: null }, book('Eclipse', 'Stephenie Meyer'), 'absent').confidence < MATCH_THRESHOLD);
 });
+
+// Words no catalogue title holds, as the index would say for these records.
+const misspelt = (...words: string[]) => (word: string) => words.includes(word);
+const alone = (title: string): MatchProbe => ({ ...probe(title, ''), author: null });
+
+test('a title given alone that differs from a book only in misspelt words is that book; a real word as near is another book', (t) => {
+  const victim = book('The First Victim', 'Ridley Pearson');
+  t.true(assess(alone('The First Vcitim'), victim, 'absent', null, misspelt('vcitim')).confidence >= MATCH_THRESHOLD);
+  // Not known to be misspelt, the word may be another: the title is too unsure alone.
+  t.true(assess(alone('The First Vcitim'), victim, 'absent').confidence < MATCH_THRESHOLD);
+  const princess = book('The Princess Bride', 'William Goldman');
+  t.true(assess(alone("The Prince's Bride"), princess, 'absent', null, misspelt()).confidence < MATCH_THRESHOLD);
+  // A word more or less is no misspelling, whatever else is misspelt.
+  t.true(assess(alone('The First Vcitim Returns'), victim, 'absent', null, misspelt('vcitim')).confidence < MATCH_THRESHOLD);
+});
+
+test('a misspelt short word of the title may carry two typos, with the surname alone', (t) => {
+  const halfBad = book('Half Bad', 'Sally Green');
+  t.true(confidence('Haagf Bad', 'Green', halfBad) < MATCH_THRESHOLD);
+  t.true(assess(probe('Haagf Bad', 'Green'), halfBad, 'absent', null, misspelt('haagf')).confidence >= MATCH_THRESHOLD);
+  t.true(assess(probe('The Col Dishh', 'Johnson'), book('The Cold Dish', 'Craig Johnson'), 'absent', null, misspelt('col', 'dishh')).confidence >= MATCH_THRESHOLD);
+});

@@ -106,6 +106,11 @@ test('a title alone that is only near a catalogue title is no match; the title i
   t.is((await match({ title: "The Prince's Bride", author: 'William Goldman' })).match?.title, 'The Princess Bride');
 });
 
+test('a title alone misspelt into words no catalogue title holds is its book', async (t) => {
+  t.is((await match({ title: 'Catchng Fier' })).match?.title, 'Catching Fire');
+  t.is((await match({ title: 'Alleigant' })).match?.title, 'Allegiant');
+});
+
 test('the answer carries the best match, its confidence and signals, and up to five candidates of distinct works, best first', async (t) => {
   const result = await match({ title: 'Harry Potter', author: 'J.K. Rowling' });
   t.deepEqual(Object.keys(result).sort(), ['candidates', 'confidence', 'match', 'signals']);

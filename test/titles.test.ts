@@ -218,11 +218,12 @@ test('workTitle drops edition labels (imprint, format, language edition, volume,
   for (const [title, expected] of cases) t.is(workTitle(title), expected, title);
 });
 
+const kindOfTitle = (raw: string): WorkKind => {
+  const parts = splitTitle(raw);
+  return workKind({ title: parts.title, subtitle: parts.subtitle, seriesNumber: parts.seriesNumber });
+};
+
 test('workKind tells boxsets, omnibuses and companions from books', (t) => {
-  const kindOf = (raw: string) => {
-    const parts = splitTitle(raw);
-    return workKind({ title: parts.title, subtitle: parts.subtitle, seriesNumber: parts.seriesNumber });
-  };
   const cases: [string, WorkKind][] = [
     ['The Hunger Games Trilogy Boxset (The Hunger Games, #1-3)', 'boxset'],
     ['Sookie Stackhouse 7-copy Boxed Set (Sookie Stackhouse #1-7)', 'boxset'],
@@ -236,5 +237,48 @@ test('workKind tells boxsets, omnibuses and companions from books', (t) => {
     ['The Art of War', 'book'],
     ['The Hunger Games (The Hunger Games, #1)', 'book'],
   ];
-  for (const [title, expected] of cases) t.is(kindOf(title), expected, title);
+  for (const [title, expected] of cases) t.is(kindOfTitle(title), expected, title);
+});
+
+test('a summary, study guide, notes, teaching guide, novel study or workbook to a book is a companion of it', (t) => {
+  const companions = [
+    'BookRags Summary:  A Storm of Swords',
+    'Summary of The Great Gatsby by F. Scott Fitzgerald',
+    'Summary & Analysis of The Hunger Games',
+    'Atomic Habits: Summary',
+    'Analysis of Hamlet',
+    'Study Guide: Of Mice and Men',
+    'The Catcher in the Rye: A Study Guide',
+    'SparkNotes: To Kill a Mockingbird',
+    "CliffsNotes on Orwell's 1984",
+    'York Notes on Macbeth',
+    'Hamlet: Notes',
+    'Reading Guide to Beloved',
+    "Teacher's Guide to Holes",
+    'Ralph S. Mouse by Beverly Cleary: Teacher Guide (Novel Units)',
+    'Number the Stars: A Novel Study',
+    "Workbook for The Artist's Way",
+    'Experiencing God : Knowing and Doing His Will - Workbook',
+  ];
+  for (const title of companions) t.is(kindOfTitle(title), 'companion', title);
+});
+
+test('a book retold as a graphic novel is a companion, a book first written as one is not', (t) => {
+  t.is(kindOfTitle('The Hobbit: Graphic Novel'), 'companion');
+  t.is(kindOfTitle('Twilight: The Graphic Novel, Vol. 1 (Twilight: The Graphic Novel, #1)'), 'companion');
+  t.is(kindOfTitle('The Legend of Sleepy Hollow (Graphic Novel)'), 'companion');
+  t.is(kindOfTitle('Seconds: A Graphic Novel'), 'book');
+});
+
+test('a book whose title only holds a study word (notes, summary, analysis, workbook) stays a book', (t) => {
+  const books = [
+    'Notes from a Small Island',
+    'Notes on a Scandal',
+    "I'm a Stranger Here Myself: Notes on Returning to America after Twenty Years Away",
+    'Summary Judgment',
+    'The Analysis of Mind',
+    'The Anxiety and Phobia Workbook',
+    'Teaching to Transgress',
+  ];
+  for (const title of books) t.is(kindOfTitle(title), 'book', title);
 });

@@ -147,9 +147,9 @@ function typo(text: string): string {
 const ARTICLE = /^(the|a|an)\s+/iu;
 const CONTRIBUTORS = ['Mary GrandPré', 'Gregory Rabassa', 'Quentin Blake', 'Edith Grossman', 'Jim Kay', 'Richard Pevear', 'Larissa Volokhonsky', 'Maurice Sendak'];
 
-/** "Joanne Kathleen Rowling" → given names and surname. */
+/** "Joanne Kathleen Rowling" → given names and surname; a generation ("Kurt Vonnegut Jr.") is neither. */
 function nameParts(name: string): { given: string[]; surname: string } {
-  const words = name.replace(/\./g, '. ').replace(/\s+/g, ' ').trim().split(' ');
+  const words = name.replace(/\./g, '. ').replace(/\s+/g, ' ').trim().split(' ').filter((word, index) => index === 0 || !isGenerationWord(word));
   return { given: words.slice(0, -1), surname: words.at(-1) ?? '' };
 }
 

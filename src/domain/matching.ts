@@ -4,7 +4,7 @@
 import { z } from 'zod/v4';
 import type { Isbn } from './isbn.js';
 import type { BookRecord } from './records.js';
-import { authorSimilarity, publisherSimilarity, titleSimilarity, yearCloseness } from './similarity.js';
+import { authorSimilarity, publisherSimilarity, titleLikeness, yearCloseness, type Misspelt, type TitleLikeness } from './similarity.js';
 
 /** A record to match, validated: at least a title or an ISBN. */
 export interface MatchProbe {
@@ -59,9 +59,11 @@ const AUTHOR_SHARE = 0.4;
 export const TITLE_ALONE = 0.85;
 const AUTHOR_UNCHECKABLE = 0.8;
 // With no author given the title is the only evidence, so a title that is only near the book's (a
-// typo, a word more or less: "The Prince's Bride" for "The Princess Bride") counts as its cube: it
-// is likelier another book of a like name. Books not in the catalogue, given by title alone, matched
-// such namesakes (scripts/eval/match.ts).
+// word more or less, or another word a typo apart: "The Prince's Bride" for "The Princess Bride")
+// counts as its cube: it is likelier another book of a like name. Books not in the catalogue, given
+// by title alone, matched such namesakes (scripts/eval/match.ts). A title that differs only in
+// misspelt words (words no catalogue title holds: "The First Vcitim") names no other book, so it
+// counts as it is.
 export const TITLE_ALONE_POWER = 3;
 // A matching ISBN decides: the confidence starts at the threshold and the rest of the record only adds to it.
 const ISBN_FLOOR = MATCH_THRESHOLD;
@@ -90,15 +92,15 @@ const round = (value: number): number => Math.round(value * 1000) / 1000;
 /**
  * The signals of one candidate and the confidence they add up to. The title given may be the
  * candidate's own or the one its work is known by (`workTitle`: the original title, or another
- * edition's): "Harry Potter and the Philosopher's Stone" is the Sorcerer's Stone.
+ * edition's): "Harry Potter and the Philosopher's Stone" is the Sorcerer's Stone. `misspelt` says
+ * which words of the given title no catalogue title holds, when that is known.
  */
-export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal, workTitle: string | null = null): Assessment {
+export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal, workTitle: string | null = null, misspelt?: Misspelt): Assessment {
   const credited = candidate.authors.map((author) => author.name);
-  const titleLikeness = (title: string): number =>
-    Math.max(titleSimilarity(title, candidate), workTitle === null ? 0 : titleSimilarity(title, { title: workTitle, subtitle: null }));
+  const title = probe.title === null ? null : bestTitleLikeness(probe.title, candidate, workTitle, misspelt);
   const signals: MatchSignals = {
     isbn,
-    title: probe.title === null ? null : round(titleLikeness(probe.title)),
+    title: title === null ? null : round(title.likeness),
     author: probe.author === null || credited.length === 0 ? null : round(authorSimilarity(probe.author, credited)),
     year: probe.year === null || candidate.year === null ? null : yearCloseness(probe.year, candidate.year),
     publisher: probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),
@@ -107,10 +109,18 @@ export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSigna
   const titleAlone = probe.author === null;
   const authorWeight = signals.author !== null ? 1 - AUTHOR_SHARE + AUTHOR_SHARE * signals.author : probe.author !== null ? AUTHOR_UNCHECKABLE : TITLE_ALONE;
   // Without a title only the ISBN found this candidate; the author, if any, is all that can confirm it.
-  let record = signals.title !== null ? (titleAlone ? signals.title ** TITLE_ALONE_POWER : signals.title) * authorWeight : signals.author ?? 1;
+  let record = signals.title !== null ? (titleAlone && !title?.misspeltOnly ? signals.title ** TITLE_ALONE_POWER : signals.title) * authorWeight : signals.author ?? 1;
   // Year and publisher tell editions apart more than works, so they weigh little.
   if (signals.year !== null) record *= 0.9 + 0.1 * signals.year;
   if (signals.publisher !== null) record *= 0.95 + 0.05 * signals.publisher;
   const confidence = isbn === 'match' ? ISBN_FLOOR + (1 - ISBN_FLOOR) * record : record * ISBN_FACTOR[isbn];
   return { confidence: round(confidence), signals };
+}
+
+/** The likeness of the given title to the candidate's own or to the one its work is known by, whichever is closer. */
+function bestTitleLikeness(given: string, candidate: BookRecord, workTitle: string | null, misspelt: Misspelt | undefined): TitleLikeness {
+  const own = titleLikeness(given, candidate, misspelt);
+  if (workTitle === null) return own;
+  const work = titleLikeness(given, { title: workTitle, subtitle: null }, misspelt);
+  return work.likeness > own.likeness ? work : own;
 }

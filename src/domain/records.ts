@@ -24,7 +24,7 @@ export type Identifiers = z.output<ReturnType<typeof identifiers>>;
 export const workKind = z.enum(WORK_KINDS).meta({
   id: 'WorkKind',
   description:
-    'What the work is: `book`, one book; `boxset`, several books sold together; `omnibus`, several books in one volume; `companion`, a book about books (a guide, a screenplay, the world of a series). ' +
+    'What the work is: `book`, one book; `boxset`, several books sold together; `omnibus`, several books in one volume; `companion`, a book about or after books (a guide, a summary, study notes, a screenplay or graphic-novel retelling, the world of a series). ' +
     'A boxset, omnibus or companion is a work of its own: search ranks it below the books it gathers and recommendations never offer it for one of them.',
 });
 

@@ -48,9 +48,10 @@ function wordOverlap(a: readonly string[], b: readonly string[]): number {
   return a.length === 0 || b.length === 0 ? 0 : (2 * sharedWords(a, b).shared) / (a.length + b.length);
 }
 
-/** How many words of a are in b, up to typos (for less), each word of b used once; and the words of each left over. */
-function sharedWords(a: readonly string[], b: readonly string[]): { shared: number; onlyA: string[]; onlyB: string[] } {
+/** How many words of a are in b, up to typos (for less), each word of b used once; the words of a matched up to typos; and the words of each left over. */
+function sharedWords(a: readonly string[], b: readonly string[]): { shared: number; typedA: string[]; onlyA: string[]; onlyB: string[] } {
   const unused = [...b];
+  const typedA: string[] = [];
   const onlyA: string[] = [];
   let shared = 0;
   for (const word of a) {
@@ -62,14 +63,34 @@ function sharedWords(a: readonly string[], b: readonly string[]): { shared: numb
     }
     unused.splice(index, 1);
     shared += exact >= 0 ? 1 : TYPO_CREDIT;
+    if (exact < 0) typedA.push(word);
   }
-  return { shared, onlyA, onlyB: unused };
+  return { shared, typedA, onlyA, onlyB: unused };
 }
 
+/**
+ * Whether a word of a given title is misspelt: no catalogue title holds it, as written or by its
+ * stem (stores/elasticsearch/titleWords.ts). A misspelt word near a word of the book's title is
+ * that word, where a real word as near may be another ("Prince's" is not "Princess"); knowing
+ * nothing, every word counts as a real one.
+ */
+export type Misspelt = (word: string) => boolean;
+const NOTHING_MISSPELT: Misspelt = () => false;
+
 // Two typos in one word of five letters or more ("Shnining" for "Shining"), among words that match
-// nothing else, still make the word, for less than one typo.
+// nothing else, still make the word, for less than one typo; so do up to two in a misspelt word of
+// three letters or more ("Haagf Bad" for "Half Bad", "Col" for "Cold"). Never in a number.
 const TWO_TYPOS_WORD_FROM = 5;
+const MISSPELT_WORD_FROM = 3;
 const TWO_TYPOS_WORD_CREDIT = 0.85;
+
+/** Whether a word of the given title left unpaired is a word of the book's, also left unpaired, with up to two typos. */
+function twoTyposApart(word: string, other: string, misspelt: Misspelt): boolean {
+  const long = word.length >= TWO_TYPOS_WORD_FROM && other.length >= TWO_TYPOS_WORD_FROM;
+  const misspeltWord = misspelt(word) && Math.min(word.length, other.length) >= MISSPELT_WORD_FROM && !/\p{N}/u.test(word + other);
+  return (long || misspeltWord) && editDistance(word, other, 2) <= 2;
+}
+
 // Words that tell titles apart only with others around them.
 const MINOR_WORDS = new Set(['a', 'an', 'the', 'of', 'and', 'in', 'on', 'at', 'to', 'for', 'with', 'from', 'by', 'or', 'de', 'la', 'le', 'les', 'el', 'los', 'las', 'der', 'die', 'das', 'und', 'et', 'y', 'du', 'des', 'il']);
 // A distinctive word where the book's title has another one says another book: "Death of a Cad" is
@@ -88,6 +109,13 @@ function otherWords(onlyA: readonly string[], onlyB: readonly string[]): number 
   return Math.min(distinctive(onlyA, onlyB), distinctive(onlyB, onlyA));
 }
 
+/** How alike a title as given is to a book's, and whether they differ only in misspelt words of the given one. */
+export interface TitleLikeness {
+  likeness: number;
+  /** The titles differ, each word of the given one matches one of the book's and those matched up to typos are misspelt. */
+  misspeltOnly: boolean;
+}
+
 /**
  * Likeness of a title as given to a book's (keys): the better of shared words and shared
  * characters (which sees "spider man" in "spiderman"), less for each distinctive word the two
@@ -95,25 +123,30 @@ function otherWords(onlyA: readonly string[], onlyB: readonly string[]): number 
  * than words it leaves out: "The Hunger Games Cookbook" says it is another book than "The Hunger
  * Games", while "Hunger Games" only says less.
  */
-function keySimilarity(given: string, book: string): number {
-  if (given === book) return given === '' ? 0 : 1;
+function keySimilarity(given: string, book: string, misspelt: Misspelt): TitleLikeness {
+  if (given === book) return { likeness: given === '' ? 0 : 1, misspeltOnly: false };
   const longest = Math.max(given.length, book.length);
   const characters = 1 - editDistance(given, book, Math.ceil(longest / 2)) / longest;
   const a = given.split(' ');
   const b = book.split(' ');
   const paired = sharedWords(a, b);
   const onlyB = [...paired.onlyB];
+  const typedA = [...paired.typedA];
   const onlyA = paired.onlyA.filter((word) => {
-    const index = word.length < TWO_TYPOS_WORD_FROM ? -1 : onlyB.findIndex((other) => other.length >= TWO_TYPOS_WORD_FROM && editDistance(word, other, 2) <= 2);
+    const index = onlyB.findIndex((other) => twoTyposApart(word, other, misspelt));
     if (index < 0) return true;
     onlyB.splice(index, 1);
+    typedA.push(word);
     return false;
   });
   const shared = paired.shared + TWO_TYPOS_WORD_CREDIT * (paired.onlyA.length - onlyA.length);
   const words = a.length > b.length ? shared / a.length : (2 * shared) / (a.length + b.length);
   // Titles with no word in common are far apart already: the cost is for those alike in the rest.
   const otherWordsCost = shared > 0 ? OTHER_WORD_COST * otherWords(onlyA, onlyB) : 0;
-  return Math.max(0, Math.max(words, characters) - otherWordsCost);
+  return {
+    likeness: Math.max(0, Math.max(words, characters) - otherWordsCost),
+    misspeltOnly: onlyA.length === 0 && onlyB.length === 0 && typedA.every(misspelt),
+  };
 }
 
 // "Cien Años de Soledad / One Hundred Years of Solitude": one book under two titles.
@@ -160,15 +193,24 @@ function namesSeries(title: string, book: TitleFields): boolean {
  * "original / translation", leading articles, punctuation, case, diacritics and typos.
  */
 export function titleSimilarity(given: string, book: TitleFields): number {
+  return titleLikeness(given, book).likeness;
+}
+
+/** titleSimilarity, knowing which words of the given title are misspelt, and whether the titles differ only in those. */
+export function titleLikeness(given: string, book: TitleFields, misspelt: Misspelt = NOTHING_MISSPELT): TitleLikeness {
   const mine = titleForms({ title: given, subtitle: null });
   const theirs = titleForms(book);
   const credited = (forms: { whole: string[]; parts: string[] }, partCredit: number) => [
     ...forms.whole.map((key) => ({ key, credit: 1 })),
     ...forms.parts.map((key) => ({ key, credit: partCredit })),
   ];
-  let best = 0;
+  let best: TitleLikeness = { likeness: 0, misspeltOnly: false };
   for (const form of credited(mine, namesSeries(given, book) ? BOOK_PART_CREDIT : GIVEN_PART_CREDIT)) {
-    for (const other of credited(theirs, BOOK_PART_CREDIT)) best = Math.max(best, form.credit * other.credit * keySimilarity(form.key, other.key));
+    for (const other of credited(theirs, BOOK_PART_CREDIT)) {
+      const keys = keySimilarity(form.key, other.key, misspelt);
+      const likeness = form.credit * other.credit * keys.likeness;
+      if (likeness > best.likeness || (likeness === best.likeness && keys.misspeltOnly)) best = { likeness, misspeltOnly: keys.misspeltOnly };
+    }
   }
   return best;
 }

@@ -145,9 +145,9 @@ export function workTitle(title: string): string {
 
 /**
  * What a work is: one book, or a set of books sold together (`boxset`), several books in one
- * volume (`omnibus`), or a book about books (`companion`: guides, screenplays, the world of a
- * series). A boxset, omnibus or companion is a work of its own and never stands in for the books
- * it gathers or accompanies.
+ * volume (`omnibus`), or a book about or after books (`companion`: guides, summaries, study notes,
+ * screenplays and graphic-novel retellings, the world of a series). A boxset, omnibus or companion
+ * is a work of its own and never stands in for the books it gathers or accompanies.
  */
 export type WorkKind = 'book' | 'boxset' | 'omnibus' | 'companion';
 export const WORK_KINDS: readonly WorkKind[] = ['book', 'boxset', 'omnibus', 'companion'];
@@ -155,6 +155,26 @@ export const WORK_KINDS: readonly WorkKind[] = ['book', 'boxset', 'omnibus', 'co
 const BOXSET = /\bbox(?:ed)?[\s-]*sets?\b|\bboxset\b|\bgift\s+set\b|\bslipcase\b|\b\d+[\s-]*(?:copy|book|volume)\s+(?:boxed\s+)?set\b/iu;
 const COMPANION =
   /\bcompanion\b|\b(?:official|ultimate|unofficial|illustrated|definitive|visual|essential)\s+guide\b|\bguide\s+to\s+the\s+(?:world|films?|movies?|series)\b|\bpage\s+to\s+screen\b|\bscreenplay\b|\bthe\s+making\s+of\b|\bbehind\s+the\s+scenes\b|\bcoloring\s+book\b|\bcookbook\b|\bencyclopedia\b|\bfilm\s+wizardry\b|\bmovie\s+(?:scrapbook|storybook)\b/iu;
+// A book that helps read another: a summary, a study guide or notes (the publishers' own names for
+// them too), a teacher's or reading group's guide, a workbook to it. Placed where they say so
+// ("Summary of …", "… : A Novel Study", "… - Workbook"), so that books of such words ("Notes from
+// a Small Island", "The Anxiety and Phobia Workbook", "Summary Judgment") stay books.
+const STUDY_AID = new RegExp(
+  [
+    String.raw`\b(?:spark\s*notes|cliff['’]?s?\s*notes|(?:york|monarch|coles|brodie['’]?s|barron['’]?s\s+book|bright|max)\s*notes|bookrags|gradesaver|shmoop|litcharts|instaread|novel[\s-]+(?:units?|ties))\b`,
+    String.raw`\b(?:study|reading(?:\s+group)?|readers?['’]?s?|discussion|literature|teachers?['’]?s?|teaching|book\s+club)\s+(?:guide|notes|unit|kit)s?\b`,
+    String.raw`\bnovel\s+stud(?:y|ies)\b|\blesson\s+plans?\b|\bsummary\s+(?:&|and)\s+analysis\b`,
+    // At the start of the title or subtitle: "Summary of …", "Analysis of …", "Workbook for …", "…: A Summary".
+    String.raw`(?:^|:\s)(?:an?\s+)?(?:(?:summary|synopsis)\s*(?:of\b|:|$)|(?:critical\s+|literary\s+)?analysis\s+of\b|(?:companion\s+|student\s+)?workbook\s*(?:(?:for|to|on)\b|:|$))`,
+    // As a label: "… - Workbook", "(Companion Workbook)", "Hamlet: Notes".
+    String.raw`(?:\s[-–]\s*|\()(?:companion\s+|student\s+)?workbook\b|:\s(?:study\s+)?notes$`,
+  ].join('|'),
+  'iu',
+);
+// A book retold in another form: "Twilight: The Graphic Novel", "The Hobbit: Graphic Novel",
+// "Coraline (Graphic Novel)". "A Graphic Novel" is as often a book first written so ("Seconds: A
+// Graphic Novel"), so it stays a book.
+const ADAPTATION = /\bthe\s+graphic\s+novel\b|:\s+graphic\s+novel\b|\(\s*graphic\s+novel\s*\)|\bgraphic\s+novel\s+adaptation\b/iu;
 const OMNIBUS = /\bomnibus\b|\bcollection\b|\bcomplete\b|\btrilogy\b|\bquartet\b|\bsaga\s+set\b|\b(?:books|volumes|vols\.?)\s+\d+\s*(?:-|–|to|&|and)\s*\d+\b|\b\d+\s*(?:-|–)\s*\d+\s+(?:books|novels)\b/iu;
 // A series number that is a range or a list of volumes: "1-3", "1-7".
 const VOLUME_RANGE = /[-–,&]/u;
@@ -168,7 +188,7 @@ const VOLUME_RANGE = /[-–,&]/u;
 export function workKind(edition: { title: string; subtitle: string | null; seriesNumber: string | null }): WorkKind {
   const whole = edition.subtitle ? `${edition.title}: ${edition.subtitle}` : edition.title;
   if (BOXSET.test(whole)) return 'boxset';
-  if (COMPANION.test(whole)) return 'companion';
+  if (COMPANION.test(whole) || STUDY_AID.test(whole) || ADAPTATION.test(whole)) return 'companion';
   const own = edition.subtitle ? `${workTitle(edition.title)}: ${edition.subtitle}` : workTitle(edition.title);
   if (OMNIBUS.test(own) || VOLUME_RANGE.test(edition.seriesNumber ?? '')) return 'omnibus';
   return 'book';

@@ -3,9 +3,11 @@ import { z } from 'zod/v4';
 import { assess, isbnSignal, MATCH_THRESHOLD, matchSignals, type MatchProbe } from '../domain/matching.js';
 import { bookRecord, type BookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
-import { splitTitle, withoutTrailingParenthetical } from '../domain/titles.js';
+import type { Misspelt } from '../domain/similarity.js';
+import { splitTitle, titleKey, withoutTrailingParenthetical } from '../domain/titles.js';
 import { ApiError, badRequest, parseInput } from '../errors.js';
 import { matchCandidates, type CandidateProbe } from '../stores/elasticsearch/matchCandidates.js';
+import { knownTitleWords } from '../stores/elasticsearch/titleWords.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
 import { perTurn } from '../perTurn.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
@@ -101,14 +103,35 @@ export async function bookWithIsbn({ reads }: Pick<SearchServices, 'reads'>, isb
 const candidateProbe = (title: string, author: string | null): CandidateProbe => ({ title: withoutTrailingParenthetical(splitTitle(title).title), fullTitle: title, author });
 
 /**
- * For each record, the candidates from its ISBN's book and the titles found, assessed, the best
- * edition of each work, best first. The titles of all the records are one request to the index,
- * and the books they find that `books` does not hold yet one read of PostgreSQL (added to it, so
- * the typo round reads only what the first round did not).
+ * Which words of the records' titles are misspelt: none that the catalogue's titles hold. Asked
+ * only when typos are tolerated; until then every word counts as a real one.
  */
-async function assessedCandidates({ db, elastic, indices }: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling, books: Map<string, BookRecord>): Promise<MatchCandidate[][]> {
+async function misspeltWords({ elastic, indices }: SearchServices, probes: readonly MatchProbe[], mode: Spelling): Promise<Misspelt | undefined> {
+  if (mode === 'exact') return undefined;
+  const asked = new Set(probes.flatMap((probe) => (probe.title === null ? [] : titleKey(probe.title).split(' ').filter((word) => word !== ''))));
+  const known = await knownTitleWords(elastic, indices.books, [...asked]);
+  return (word) => asked.has(word) && !known.has(word);
+}
+
+/**
+ * Of two assessed candidates, the better first: the more confident; at equal confidence a book
+ * before a boxset, omnibus or companion (which a title would have to name to be meant, and then
+ * would be the more confident), then the more read.
+ */
+const better = (a: MatchCandidate, b: MatchCandidate): number =>
+  b.confidence - a.confidence || Number(a.book.kind !== 'book') - Number(b.book.kind !== 'book') || b.book.ratings_count - a.book.ratings_count;
+
+/**
+ * For each record, the candidates from its ISBN's book and the titles found, assessed, the best
+ * edition of each work, best first. The titles of all the records are one request to the index
+ * (with typos tolerated, one more at the same time for the words the catalogue knows), and the
+ * books they find that `books` does not hold yet one read of PostgreSQL (added to it, so the typo
+ * round reads only what the first round did not).
+ */
+async function assessedCandidates(services: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling, books: Map<string, BookRecord>): Promise<MatchCandidate[][]> {
+  const { db, elastic, indices } = services;
   const titled = probes.flatMap((probe, index) => (probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }]));
-  const found = await matchCandidates(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL);
+  const [found, misspelt] = await Promise.all([matchCandidates(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL), misspeltWords(services, probes, mode)]);
   const titleIds: string[][] = probes.map(() => []);
   const workTitles = new Map<string, string | null>();
   titled.forEach(({ index }, at) => {
@@ -119,8 +142,8 @@ async function assessedCandidates({ db, elastic, indices }: SearchServices, prob
   return probes.map((probe, index) => {
     const isbnBook = isbnBooks[index] ?? null;
     const assessed = [...(isbnBook ? [isbnBook] : []), ...titleIds[index]!.flatMap((id) => books.get(id) ?? [])]
-      .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book), workTitles.get(book.id) ?? null), book }))
-      .sort((a, b) => b.confidence - a.confidence || b.book.ratings_count - a.book.ratings_count);
+      .map((book) => ({ ...assess(probe, book, isbnSignal(probe, isbnBook, book), workTitles.get(book.id) ?? null, misspelt), book }))
+      .sort(better);
     const bestOfWork = new Map<string, MatchCandidate>();
     for (const candidate of assessed) if (!bestOfWork.has(candidate.book.work_id)) bestOfWork.set(candidate.book.work_id, candidate);
     return [...bestOfWork.values()].slice(0, MATCH_CANDIDATES_SHOWN);

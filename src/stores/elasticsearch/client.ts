@@ -8,6 +8,7 @@ import {
   type TransportRequestParams,
   type TransportResult,
 } from '@elastic/elasticsearch';
+import { unavailable, type ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { StoreGuard, StoreTimeout } from '../guard.js';
 
@@ -42,7 +43,8 @@ export function createRequestPathElastic(url: string, guard: StoreGuard): Elasti
       // The next node at once, without the client's growing pauses between rounds: the wait is the guard's.
       const sent = (requestTimeout: number) =>
         super.request(params, { ...options, requestTimeout, retryBackoff: () => 0 }).catch((error: unknown) => {
-          throw error instanceof errors.TimeoutError ? new StoreTimeout('Elasticsearch', requestTimeout) : error;
+          if (error instanceof errors.TimeoutError) throw new StoreTimeout('Elasticsearch', requestTimeout);
+          throw (error instanceof errors.ResponseError ? missingIndex(error.body) : null) ?? error;
         });
       return guard.run(sent, searchesIn(params));
     }
@@ -56,6 +58,21 @@ const CONNECTION_TIMEOUT_MS = 120_000;
 
 /** The request path's guard of Elasticsearch (see StoreGuard): a request waits at most `waitMs`, more for an _msearch. */
 export const elasticGuard = (log: Logger, waitMs: number): StoreGuard => new StoreGuard('Elasticsearch', log, waitMs, isElasticOutage);
+
+// A missing index comes back when an operator builds it (a first load's reindex), not within a second.
+const MISSING_INDEX_RETRY_S = 30;
+
+/**
+ * The 503 of a search whose index is missing, or null for any other error (`body`: an error
+ * answer's body, or one answer of an _msearch). The cluster is up, so the guard does not count it
+ * away: requests that need other indices keep being answered.
+ */
+export function missingIndex(body: unknown): ApiError | null {
+  const error = typeof body === 'object' && body !== null && 'error' in body ? body.error : null;
+  if (typeof error !== 'object' || error === null || !('type' in error) || error.type !== 'index_not_found_exception') return null;
+  const index = 'index' in error && typeof error.index === 'string' ? `index ${error.index}` : 'an index';
+  return unavailable('Elasticsearch', MISSING_INDEX_RETRY_S, `${index} is missing`);
+}
 
 /** The searches a request carries: an _msearch's (its body is a header and a search for each), else one. */
 function searchesIn(params: TransportRequestParams): number {

@@ -1,5 +1,5 @@
 import type { estypes } from '@elastic/elasticsearch';
-import type { Elastic } from './client.js';
+import { missingIndex, type Elastic } from './client.js';
 import { contentWords, MATCH_FUZZY, type Spelling } from './search.js';
 
 /**
@@ -37,7 +37,7 @@ export async function matchCandidates(elastic: Elastic, index: string, probes: r
   if (probes.length === 0) return [];
   const response = await elastic.msearch<{ work_title?: string }>({ index, searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]) });
   return response.responses.map((answer) => {
-    if ('error' in answer) throw new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    if ('error' in answer) throw missingIndex(answer) ?? new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
     return answer.hits.hits.flatMap((hit) => (hit._id ? [{ id: hit._id, workTitle: hit._source?.work_title ?? null }] : []));
   });
 }
