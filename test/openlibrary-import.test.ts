@@ -210,6 +210,98 @@ test.serial('a delete removes what Open Library alone knew and keeps a book anot
   t.true(still[0].deleted);
 });
 
+const idsOf = async (db: Pool, sql: string, values: unknown[]): Promise<string[]> => (await db.query<{ id: string }>(sql, values)).rows.map((row) => row.id);
+
+test.serial('a deleted edition that comes back in a newer revision is the same book again, not a second one', async (t) => {
+  await load(world.db, [
+    await dumpFile('revive-1.txt', [
+      line('/type/edition', '/books/OL30060M', 1, { title: 'Without an ISBN' }),
+      line('/type/edition', '/books/OL30061M', 1, { title: 'With an ISBN', isbn_13: ['9780306406157'] }),
+    ]),
+  ]);
+  const before = await idsOf(world.db, "select id from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key", []);
+  await load(world.db, [await dumpFile('revive-2.txt', [line('/type/delete', '/books/OL30060M', 2, {}), line('/type/delete', '/books/OL30061M', 2, {})])]);
+  const seq = await lastSeq(world.db);
+  const [report] = await load(world.db, [
+    await dumpFile('revive-3.txt', [
+      line('/type/edition', '/books/OL30060M', 3, { title: 'Without an ISBN, revised' }),
+      line('/type/edition', '/books/OL30061M', 3, { title: 'With an ISBN, revised', isbn_13: ['9780306406157'] }),
+    ]),
+  ]);
+  const { rows } = await world.db.query("select id, title, deleted_at is not null as deleted from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key");
+  t.deepEqual(rows, [
+    { id: before[0], title: 'Without an ISBN, revised', deleted: false },
+    { id: before[1], title: 'With an ISBN, revised', deleted: false },
+  ]);
+  t.like(report, { inserted: 0, updated: 2 });
+  t.deepEqual([await entityOf(world.db, 'OL30060M'), await entityOf(world.db, 'OL30061M')], before);
+  const { rows: changes } = await world.db.query('select entity, entity_id as id, operation from changes where seq > $1 order by seq', [seq]);
+  t.deepEqual(changes, before.map((id) => ({ entity: 'book', id, operation: 'update' })));
+});
+
+test.serial('a deleted work or author that comes back in a newer revision is the same one again', async (t) => {
+  await load(world.db, [await dumpFile('revive-keyed-1.txt', [line('/type/work', '/works/OL30060W', 1, { title: 'A work' }), line('/type/author', '/authors/OL30060A', 1, { name: 'An Author' })])]);
+  const work = (await entityOf(world.db, 'OL30060W'))!;
+  const author = (await entityOf(world.db, 'OL30060A'))!;
+  await load(world.db, [await dumpFile('revive-keyed-2.txt', [line('/type/delete', '/works/OL30060W', 2, {}), line('/type/delete', '/authors/OL30060A', 2, {})])]);
+  await load(world.db, [await dumpFile('revive-keyed-3.txt', [line('/type/work', '/works/OL30060W', 3, { title: 'A work, back' }), line('/type/author', '/authors/OL30060A', 3, { name: 'An Author, back' })])]);
+  const { rows: works } = await world.db.query("select id, title, deleted_at is not null as deleted from works where work_key = 'ol:OL30060W'");
+  t.deepEqual(works, [{ id: work, title: 'A work, back', deleted: false }]);
+  const { rows: authors } = await world.db.query("select id, name, deleted_at is not null as deleted from authors where name_key = 'ol:OL30060A'");
+  t.deepEqual(authors, [{ id: author, name: 'An Author, back', deleted: false }]);
+});
+
+test.serial('a redirected key that gets a record again stays the redirect it was merged into: no second book, work or author of that key', async (t) => {
+  await load(world.db, [
+    await dumpFile('unredirect-1.txt', [
+      line('/type/edition', '/books/OL30070M', 1, { title: 'Merged edition' }),
+      line('/type/edition', '/books/OL30071M', 1, { title: 'Surviving edition' }),
+      line('/type/work', '/works/OL30070W', 1, { title: 'Merged work' }),
+      line('/type/work', '/works/OL30071W', 1, { title: 'Surviving work' }),
+      line('/type/author', '/authors/OL30070A', 1, { name: 'Merged Author' }),
+      line('/type/author', '/authors/OL30071A', 1, { name: 'Surviving Author' }),
+    ]),
+  ]);
+  await load(world.db, [
+    await dumpFile('unredirect-2.txt', [
+      line('/type/redirect', '/books/OL30070M', 2, { location: '/books/OL30071M' }),
+      line('/type/redirect', '/works/OL30070W', 2, { location: '/works/OL30071W' }),
+      line('/type/redirect', '/authors/OL30070A', 2, { location: '/authors/OL30071A' }),
+    ]),
+  ]);
+  const seq = await lastSeq(world.db);
+  const [report] = await load(world.db, [
+    await dumpFile('unredirect-3.txt', [
+      line('/type/edition', '/books/OL30070M', 3, { title: 'Merged edition, back' }),
+      line('/type/work', '/works/OL30070W', 3, { title: 'Merged work, back' }),
+      line('/type/author', '/authors/OL30070A', 3, { name: 'Merged Author, back' }),
+    ]),
+  ]);
+  for (const [table, identity, prefix, kind] of [['books', 'source_key', 'openlibrary:', 'M'], ['works', 'work_key', 'ol:', 'W'], ['authors', 'name_key', 'ol:', 'A']] as const) {
+    const { rows } = await world.db.query(`select id, merged_into, deleted_at from ${table} where ${identity} = $1`, [`${prefix}OL30070${kind}`]);
+    t.deepEqual(rows, [{ id: await entityOf(world.db, `OL30070${kind}`), merged_into: await entityOf(world.db, `OL30071${kind}`), deleted_at: null }], table);
+  }
+  t.like(report, { inserted: 0, updated: 0, unchanged: 3 });
+  t.is(await lastSeq(world.db), seq);
+});
+
+test.serial('a redirected key whose merge still waits for its target is its own again when it gets a record, and is not merged later', async (t) => {
+  await load(world.db, [await dumpFile('waiting-1.txt', [line('/type/work', '/works/OL30080W', 1, { title: 'Waiting work' })])]);
+  const work = (await entityOf(world.db, 'OL30080W'))!;
+  // Its target has no record yet: the merge waits for one.
+  await load(world.db, [await dumpFile('waiting-redirect.txt', [line('/type/redirect', '/works/OL30080W', 2, { location: '/works/OL30081W' })])]);
+  await load(world.db, [await dumpFile('waiting-2.txt', [line('/type/work', '/works/OL30080W', 3, { title: 'Waiting work, back' })])]);
+  await load(world.db, [await dumpFile('waiting-3.txt', [line('/type/work', '/works/OL30081W', 1, { title: 'Target work' })])]);
+  const { rows } = await world.db.query("select id, title, merged_into from works where work_key = 'ol:OL30080W'");
+  t.deepEqual(rows, [{ id: work, title: 'Waiting work, back', merged_into: null }]);
+});
+
+test.serial('the database refuses to point an Open Library key that has an entity at another one', async (t) => {
+  const book = await entityOf(world.db, 'OL30060M');
+  await t.throwsAsync(world.db.query("update openlibrary_records set entity_id = 'bk_another' where key = 'OL30060M'"), { message: /OL30060M/ });
+  t.is(await entityOf(world.db, 'OL30060M'), book);
+});
+
 test.serial('kill -9 at any moment and a rerun end in the same catalogue as one clean run', async (t) => {
   const dir = join(scratch, 'generated');
   const { files } = await generateOpenLibrary({ editions: 3000, seed: 5 }, dir);

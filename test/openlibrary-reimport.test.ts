@@ -115,6 +115,44 @@ test("a re-import of next month's dumps makes the catalogue, the changes and the
   }
 });
 
+test('a key deleted or redirected one month and back the next is its own entity again, through a re-import as through the record path', async (t) => {
+  const dump = async (name: string, lines: string[]) => {
+    const path = join(scratch, name);
+    await writeFile(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  const record = (type: string, path: string, revision: number, json: object) => `/type/${type}\t${path}\t${revision}\t2024-07-01T00:00:00\t${JSON.stringify({ ...json, key: path })}`;
+  const months = [
+    await dump('back-1.txt', [
+      record('work', '/works/OL90001W', 1, { title: 'Merged work' }),
+      record('work', '/works/OL90002W', 1, { title: 'Surviving work' }),
+      record('edition', '/books/OL90001M', 1, { title: 'Deleted edition', works: [{ key: '/works/OL90001W' }] }),
+    ]),
+    await dump('back-2.txt', [record('delete', '/books/OL90001M', 2, {}), record('redirect', '/works/OL90001W', 2, { location: '/works/OL90002W' })]),
+    await dump('back-3.txt', [record('edition', '/books/OL90001M', 3, { title: 'Deleted edition, back', works: [{ key: '/works/OL90001W' }] }), record('work', '/works/OL90001W', 3, { title: 'Merged work, back' })]),
+  ];
+  const byRecord = await createWorld();
+  const bySet = await createWorld();
+  try {
+    for (const world of [byRecord, bySet]) await load(world, [months[0]!], 'set-based');
+    for (const month of months.slice(1)) {
+      await load(byRecord, [month], 'record-by-record');
+      await load(bySet, [month], 'set-based');
+    }
+    const expected = await catalogueFingerprint(byRecord.db);
+    const actual = await catalogueFingerprint(bySet.db);
+    for (const table of Object.keys(expected)) t.deepEqual(actual[table], expected[table], table);
+    const { rows: books } = await bySet.db.query("select b.title, b.deleted_at is null as live, w.work_key from books b join works w on w.id = b.work_id where b.source_key = 'openlibrary:OL90001M'");
+    // The edition is back on its work's survivor: the merge stands.
+    t.deepEqual(books, [{ title: 'Deleted edition, back', live: true, work_key: 'ol:OL90002W' }]);
+    const { rows: works } = await bySet.db.query("select title, merged_into is not null as merged from works where work_key = 'ol:OL90001W'");
+    t.deepEqual(works, [{ title: 'Merged work', merged: true }]);
+  } finally {
+    await byRecord.destroy();
+    await bySet.destroy();
+  }
+});
+
 test('kill -9 during a re-import, then a rerun, ends in the catalogue of one clean re-import', async (t) => {
   const clean = await loaded();
   const killed = await loaded();

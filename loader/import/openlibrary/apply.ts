@@ -44,6 +44,9 @@ import {
  *   work by merging ours into theirs (old work ids answer 301).
  * - /type/redirect merges the key's entity into the target's (now, or when the target first gets
  *   one); /type/delete marks deleted what Open Library alone knew, and unlinks the key from the rest.
+ * - A key keeps its entity for good: a record after a delete revives it, one after a redirect is
+ *   the merged entity still (a merge is not undone; nothing is written to a redirect, as for every
+ *   source) or, if the merge still waited for its target, its own entity again and not merged.
  */
 
 export interface OlBatchOutcome {
@@ -185,10 +188,11 @@ class OlBatch {
 
   private async authors(records: Extract<OlRecord, { type: 'author' }>[]): Promise<void> {
     const updates: OlAuthorRow[] = [];
+    const merged = await this.mergedEntities('authors', records);
     for (const record of records) {
       const { author } = record;
       const fields = { name: author.name, bio: author.bio, birth_date: author.birthDate, death_date: author.deathDate, alternate_names: author.alternateNames };
-      const id = this.keyed('author', record, digestOf(author), (id) => updates.push({ id, ...fields }), (id) => this.newAuthors.push({ id, name_key: olNameKey(record.key), ...fields }));
+      const id = this.keyed('author', record, digestOf(author), merged, (id) => updates.push({ id, ...fields }), (id) => this.newAuthors.push({ id, name_key: olNameKey(record.key), ...fields }));
       this.identifiers(id, author.identifiers);
     }
     await updateKeyed(this.client, 'authors', updates);
@@ -196,22 +200,31 @@ class OlBatch {
 
   private async works(records: Extract<OlRecord, { type: 'work' }>[]): Promise<void> {
     const updates: OlWorkRow[] = [];
+    const merged = await this.mergedEntities('works', records);
     for (const record of records) {
       const { work } = record;
       const fields = { title: work.title, subtitle: work.subtitle, subjects: work.subjects, description: work.description, original_year: work.firstPublishYear, cover_url: work.coverUrl };
-      this.keyed('work', record, digestOf(work), (id) => updates.push({ id, ...fields }), (id) => this.newWorks.push({ id, work_key: olWorkKey(record.key), ...fields }));
+      this.keyed('work', record, digestOf(work), merged, (id) => updates.push({ id, ...fields }), (id) => this.newWorks.push({ id, work_key: olWorkKey(record.key), ...fields }));
     }
     await updateKeyed(this.client, 'works', updates);
   }
 
+  /** The entities the keys of `records` had that are merged into others now. */
+  private async mergedEntities(table: 'authors' | 'works', records: readonly OlRecord[]): Promise<Set<string>> {
+    const ids = records.flatMap((record) => this.known.get(record.key)?.entity_id ?? []);
+    const survivorOf = await survivors(this.client, table, ids);
+    return new Set(ids.filter((id) => survivorOf.get(id) !== id));
+  }
+
   /**
-   * An author or work record: the entity its key already has (a placeholder included) is updated
-   * unless the record maps to the same fields; a key without one gets a new entity. Answers its id.
+   * An author or work record: the entity its key already has (a placeholder, a deleted or a
+   * redirected one included) is updated unless the record maps to the same fields or the entity is
+   * merged; a key without one gets a new entity. Answers its id.
    */
-  private keyed(kind: 'author' | 'work', record: OlRecord, digest: string, update: (id: string) => void, insert: (id: string) => void): string {
+  private keyed(kind: 'author' | 'work', record: OlRecord, digest: string, merged: ReadonlySet<string>, update: (id: string) => void, insert: (id: string) => void): string {
     const prior = this.known.get(record.key);
-    let id = prior?.state !== 'redirect' ? prior?.entity_id ?? null : null;
-    if (id && prior?.digest === digest) this.outcome.unchanged += 1;
+    let id = prior?.entity_id ?? null;
+    if (id && (prior?.digest === digest || merged.has(id))) this.outcome.unchanged += 1;
     else if (id) {
       update(id);
       this.outcome.updated += 1;
@@ -248,10 +261,7 @@ class OlBatch {
 
   private async editions(records: Extract<OlRecord, { type: 'edition' }>[]): Promise<void> {
     if (records.length === 0) return;
-    const priorIds = records.flatMap((record) => {
-      const prior = this.known.get(record.key);
-      return prior?.state === 'record' && prior.entity_id ? [prior.entity_id] : [];
-    });
+    const priorIds = records.flatMap((record) => this.known.get(record.key)?.entity_id ?? []);
     const stored = await booksByIdOrIsbn(this.client, priorIds, records.flatMap((record) => (record.edition.isbn ? [record.edition.isbn.isbn13] : [])));
     const byId = new Map(stored.map((book) => [book.id, book]));
     const byIsbn = new Map(stored.flatMap((book) => (book.isbn_13 ? [[book.isbn_13, book] as const] : [])));
@@ -273,7 +283,8 @@ class OlBatch {
       const workId = reference.workId ? workSurvivor.get(reference.workId) ?? reference.workId : null;
       const authorIds = [...new Set(reference.authorIds.map((id) => authorSurvivor.get(id) ?? id))];
       const fields = editionFields(edition);
-      const book = (prior?.state === 'record' && prior.entity_id ? byId.get(prior.entity_id) : undefined) ?? (edition.isbn ? byIsbn.get(edition.isbn.isbn13) : undefined);
+      // The book the key had, deleted or merged as it may be, else the book of its ISBN.
+      const book = (prior?.entity_id ? byId.get(prior.entity_id) : undefined) ?? (edition.isbn ? byIsbn.get(edition.isbn.isbn13) : undefined);
 
       if (!book) {
         const id = newId('book');
