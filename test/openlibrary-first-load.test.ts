@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
+import { bookDocuments } from '../loader/stores/elasticsearch/documents.js';
 import type { OlMethod } from '../loader/import/openlibrary/options.js';
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 import { createLogger } from '../src/log.js';
@@ -101,6 +102,58 @@ test('a set-based first load of the real sample makes the catalogue the record p
   const { record, set } = await sameCatalogue(t, SAMPLE);
   t.true((record.bookUpdates![0] as { n: number }).n > 0);
   t.deepEqual(set.bookUpdates, [{ n: 0 }]);
+});
+
+test('an Open Library work titled as a study guide, a summary or a boxset is of that kind through either path, and so is its books\' search document', async (t) => {
+  const record = (type: string, key: string, json: object) => `/type/${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key })}`;
+  const works = join(scratch, 'kinds-works.txt');
+  const editions = join(scratch, 'kinds-editions.txt');
+  await writeFile(
+    works,
+    [
+      record('work', '/works/OL901W', { title: 'Hamlet' }),
+      record('work', '/works/OL902W', { title: 'SparkNotes: Hamlet' }),
+      // The subtitle decides as much as the title.
+      record('work', '/works/OL903W', { title: 'Atomic Habits', subtitle: 'A Summary' }),
+      record('work', '/works/OL904W', { title: 'The Hunger Games Box Set' }),
+    ].join('\n'),
+  );
+  await writeFile(
+    editions,
+    [
+      record('edition', '/books/OL901M', { title: 'Hamlet', works: [{ key: '/works/OL901W' }] }),
+      // The work's own title decides, not its edition's.
+      record('edition', '/books/OL902M', { title: 'Hamlet', works: [{ key: '/works/OL902W' }] }),
+      record('edition', '/books/OL903M', { title: 'Atomic Habits', works: [{ key: '/works/OL903W' }] }),
+      record('edition', '/books/OL904M', { title: 'The Hunger Games Box Set', works: [{ key: '/works/OL904W' }] }),
+      // No record of its work: a placeholder as the edition describes it. No work at all: its own.
+      record('edition', '/books/OL905M', { title: 'Dune', subtitle: 'A Study Guide', works: [{ key: '/works/OL905W' }] }),
+      record('edition', '/books/OL906M', { title: 'Summary of Educated by Tara Westover' }),
+    ].join('\n'),
+  );
+  const expected = {
+    'ol-edition:OL906M': 'companion',
+    'ol:OL901W': 'book',
+    'ol:OL902W': 'companion',
+    'ol:OL903W': 'companion',
+    'ol:OL904W': 'boxset',
+    'ol:OL905W': 'companion',
+  };
+  for (const method of ['record-by-record', 'set-based'] as const) {
+    const world = await createWorld();
+    try {
+      await load(world, [works, editions], method);
+      const { rows } = await world.db.query<{ work_key: string; kind: string; book_id: string }>(
+        'select w.work_key, w.kind, b.id as book_id from works w join books b on b.work_id = w.id order by 1',
+      );
+      t.deepEqual(Object.fromEntries(rows.map((row) => [row.work_key, row.kind])), expected, method);
+      const documents = await bookDocuments(world.db, rows.map((row) => row.book_id), 1);
+      const kindOf = new Map(documents.map((document) => [document.id, (JSON.parse(document.json) as { kind: string }).kind]));
+      t.deepEqual(Object.fromEntries(rows.map((row) => [row.work_key, kindOf.get(row.book_id)])), expected, method);
+    } finally {
+      await world.destroy();
+    }
+  }
 });
 
 test('a set-based first load over another source\'s books hands the editions of their ISBNs to the record path', async (t) => {

@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
+import { bookDocuments } from '../loader/stores/elasticsearch/documents.js';
 import { projectPath } from '../src/paths.js';
 import type { Pool } from '../src/stores/postgres/pool.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
@@ -161,6 +162,24 @@ test.serial('a newer revision changes only what changed; a newer revision with t
   t.deepEqual(changes, [{ entity: 'book', operation: 'update' }]);
   const { rows: sipahi } = await world.db.query("select title from books where source_key = 'openlibrary:OL30009M'");
   t.is(sipahi[0].title, 'Sipahi');
+});
+
+test.serial('a newer revision that retitles a work as a study guide makes it and its books\' search documents a companion, and records its books\' changes', async (t) => {
+  const edition = line('/type/edition', '/books/OL30090M', 1, { title: 'Dune', works: [{ key: '/works/OL30090W' }] });
+  await load(world.db, [await dumpFile('kind-first.txt', [line('/type/work', '/works/OL30090W', 1, { title: 'Dune' }), edition])]);
+  const { rows: before } = await world.db.query<{ kind: string; book_id: string }>(
+    "select w.kind, b.id as book_id from works w join books b on b.work_id = w.id where w.work_key = 'ol:OL30090W'",
+  );
+  t.deepEqual(before.map((row) => row.kind), ['book']);
+  const seq = await lastSeq(world.db);
+  const [report] = await load(world.db, [await dumpFile('kind-retitled.txt', [line('/type/work', '/works/OL30090W', 2, { title: 'Dune', subtitle: "A Reader's Guide" })])]);
+  t.like(report, { updated: 1 });
+  const { rows: after } = await world.db.query("select kind from works where work_key = 'ol:OL30090W'");
+  t.is(after[0].kind, 'companion');
+  const { rows: changes } = await world.db.query('select entity, entity_id, operation from changes where seq > $1 order by seq', [seq]);
+  t.deepEqual(changes.filter((change) => change.entity === 'book'), [{ entity: 'book', entity_id: before[0]!.book_id, operation: 'update' }]);
+  const [document] = await bookDocuments(world.db, [before[0]!.book_id], 1);
+  t.is((JSON.parse(document!.json) as { kind: string }).kind, 'companion');
 });
 
 test.serial('text with tabs, backslashes, line breaks and quotes arrives as written', async (t) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { newId, type EntityKind } from '../../../src/domain/ids.js';
 import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../src/domain/openlibrary.js';
+import { workKind, type WorkKind } from '../../../src/domain/titles.js';
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
@@ -9,6 +10,7 @@ import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } 
 import {
   addExternalIds,
   booksByIdOrIsbn,
+  booksOfKindChanges,
   insertKeyed,
   insertOlBooks,
   markDeleted,
@@ -35,8 +37,8 @@ import {
  * - A record is applied only if its revision is newer than the one stored for its key; one whose
  *   fields map to what the key already gave (same digest) writes nothing and records no change.
  * - Authors and works are keyed by their Open Library key. An edition that names a work or author not
- *   seen yet credits a placeholder (a work titled as the edition, an author named by its key) that the
- *   record fills when it comes, so files may come in any order.
+ *   seen yet credits a placeholder (a work titled as the edition, of its kind, an author named by its
+ *   key) that the record fills when it comes, so files may come in any order.
  * - One book, one row: an edition is the book its key already made, else the book with its ISBN (from
  *   any source), else a new book. Open Library owns every field of a book it created, and on a book
  *   another source created only the fields no other source has (subjects, description, format); it
@@ -72,6 +74,13 @@ export const ownWorkKey = (key: string): string => `ol-edition:${key}`;
 
 /** What a record maps to, as openlibrary_records keeps it: the first 64 bits of its md5, a signed bigint in decimal. */
 export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest().readBigInt64BE(0).toString();
+
+/**
+ * The kind of a work Open Library names (or of one made for an edition) from the title and subtitle
+ * it is written with: Open Library titles carry no series number. The digest needs no kind of its
+ * own: the title and subtitle it derives from are in it.
+ */
+export const olWorkKind = (named: { title: string; subtitle: string | null }): WorkKind => workKind({ title: named.title, subtitle: named.subtitle, seriesNumber: null });
 
 /** The newest record of each key in the batch. */
 function newestByKey(records: readonly OlRecord[]): Map<string, OlRecord> {
@@ -203,9 +212,11 @@ class OlBatch {
     const merged = await this.mergedEntities('works', records);
     for (const record of records) {
       const { work } = record;
-      const fields = { title: work.title, subtitle: work.subtitle, subjects: work.subjects, description: work.description, original_year: work.firstPublishYear, cover_url: work.coverUrl };
+      const fields = { title: work.title, subtitle: work.subtitle, kind: olWorkKind(work), subjects: work.subjects, description: work.description, original_year: work.firstPublishYear, cover_url: work.coverUrl };
       this.keyed('work', record, digestOf(work), merged, (id) => updates.push({ id, ...fields }), (id) => this.newWorks.push({ id, work_key: olWorkKey(record.key), ...fields }));
     }
+    // A book's record shows its work's kind: a new kind changes the books too.
+    for (const id of await booksOfKindChanges(this.client, updates)) this.change('book', id, 'update');
     await updateKeyed(this.client, 'works', updates);
   }
 
@@ -240,13 +251,17 @@ class OlBatch {
     return id;
   }
 
-  /** The entity a work or author reference stands for, creating a placeholder for a key not seen yet. */
-  private reference(kind: 'work' | 'author', key: string, title: string): string {
+  /**
+   * The entity a work or author reference of `edition` stands for, creating a placeholder for a key
+   * not seen yet: a work as the edition describes it (its title; its kind from its title and
+   * subtitle), an author named by its key.
+   */
+  private reference(kind: 'work' | 'author', key: string, edition: OlEdition): string {
     const landing = this.landing(key);
     const row = this.known.get(landing);
     if (row?.entity_id) return row.entity_id;
     const id = newId(kind);
-    if (kind === 'work') this.newWorks.push({ id, work_key: olWorkKey(landing), title, subtitle: null, subjects: [], description: null, original_year: null, cover_url: null });
+    if (kind === 'work') this.newWorks.push({ id, work_key: olWorkKey(landing), title: edition.title, subtitle: null, kind: olWorkKind(edition), subjects: [], description: null, original_year: null, cover_url: null });
     else this.newAuthors.push({ id, name_key: olNameKey(landing), name: landing, bio: null, birth_date: null, death_date: null, alternate_names: [] });
     // A deleted key keeps its state and revision: only a newer record may bring it back.
     this.remember({ key: landing, revision: row?.revision ?? 0, state: row?.state === 'delete' ? 'delete' : 'pending', entity_id: id, digest: null, redirect_to: null });
@@ -268,8 +283,8 @@ class OlBatch {
 
     // References first, so that every work and author a book points at exists and is its survivor.
     const references = records.map((record) => ({
-      workId: record.edition.workKey ? this.reference('work', record.edition.workKey, record.edition.title) : null,
-      authorIds: record.edition.authorKeys.map((key) => this.reference('author', key, key)),
+      workId: record.edition.workKey ? this.reference('work', record.edition.workKey, record.edition) : null,
+      authorIds: record.edition.authorKeys.map((key) => this.reference('author', key, record.edition)),
     }));
     const workSurvivor = await survivors(this.client, 'works', references.flatMap((ref) => (ref.workId ? [ref.workId] : [])));
     const authorSurvivor = await survivors(this.client, 'authors', references.flatMap((ref) => ref.authorIds));
@@ -291,7 +306,7 @@ class OlBatch {
         let ownWork = workId;
         if (!ownWork) {
           ownWork = newId('work');
-          this.newWorks.push({ id: ownWork, work_key: ownWorkKey(record.key), title: edition.title, subtitle: edition.subtitle, subjects: [], description: null, original_year: edition.year, cover_url: null });
+          this.newWorks.push({ id: ownWork, work_key: ownWorkKey(record.key), title: edition.title, subtitle: edition.subtitle, kind: olWorkKind(edition), subjects: [], description: null, original_year: edition.year, cover_url: null });
           this.change('work', ownWork, 'insert');
         }
         const row: OlBookRow = { id, work_id: ownWork, isbn_13: edition.isbn?.isbn13 ?? null, isbn_10: edition.isbn?.isbn10 ?? null, source_key: bookSourceKey(record.key), ...fields };

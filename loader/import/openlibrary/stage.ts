@@ -5,7 +5,7 @@ import { copyLines } from '../../stores/postgres/copy.js';
 import { withStoredCover } from '../../stores/postgres/covers.js';
 import { STAGE_COLUMNS, type StagedRecord } from '../../stores/postgres/openlibraryFirstLoad.js';
 import type { ImportReport } from '../importer.js';
-import { bookSourceKey, digestOf, editionFields, olNameKey, olWorkKey, ownWorkKey } from './apply.js';
+import { bookSourceKey, digestOf, editionFields, olNameKey, olWorkKey, olWorkKind, ownWorkKey } from './apply.js';
 import { emptyReport, tally } from './dump.js';
 
 /**
@@ -72,6 +72,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
         digest: digestOf(work),
         title: work.title,
         subtitle: work.subtitle,
+        work_kind: olWorkKind(work),
         subjects: work.subjects,
         description: work.description,
         year: work.firstPublishYear,
@@ -88,6 +89,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
         own_work_key: edition.workKey ? null : ownWorkKey(record.key),
         digest: digestOf(edition),
         ...editionFields(edition),
+        work_kind: olWorkKind(edition),
         work_key: edition.workKey,
         author_keys: edition.authorKeys,
         isbn_13: edition.isbn?.isbn13 ?? null,

@@ -1,3 +1,4 @@
+import type { WorkKind } from '../../../src/domain/titles.js';
 import type { Pool, PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
 import { copyRows } from './copy.js';
 import { withStoredCover } from './covers.js';
@@ -98,6 +99,7 @@ export interface OlWorkRow {
   id: string;
   title: string;
   subtitle: string | null;
+  kind: WorkKind;
   subjects: string[];
   description: string | null;
   original_year: number | null;
@@ -106,7 +108,7 @@ export interface OlWorkRow {
 
 const COLUMNS = {
   authors: ['name', 'bio', 'birth_date', 'death_date', 'alternate_names'],
-  works: ['title', 'subtitle', 'subjects', 'description', 'original_year', 'cover_url'],
+  works: ['title', 'subtitle', 'kind', 'subjects', 'description', 'original_year', 'cover_url'],
 } as const;
 
 /** New authors (identity key `ol:<key>`: Open Library tells its homonyms apart) or works (work key `ol:<key>`). */
@@ -126,6 +128,18 @@ export async function updateKeyed(client: PoolClient, table: keyof typeof COLUMN
        from json_populate_recordset(null::${table}, $1) r where t.id = r.id`,
     [JSON.stringify(rows.map(withStoredCover))],
   );
+}
+
+/** The books (merged ones aside) of the works whose kind `rows`, about to be written, change. */
+export async function booksOfKindChanges(client: PoolClient, rows: readonly Pick<OlWorkRow, 'id' | 'kind'>[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const { rows: books } = await client.query<{ id: string }>(
+    `select b.id from unnest($1::text[], $2::text[]) r(id, kind) join works w on w.id = r.id and w.kind <> r.kind
+       join books b on b.work_id = w.id and b.merged_into is null
+      order by b.id`,
+    [rows.map((row) => row.id), rows.map((row) => row.kind)],
+  );
+  return books.map((book) => book.id);
 }
 
 /** Work keys of works by id (to tell Open Library's works from ours). */

@@ -1,3 +1,4 @@
+import type { WorkKind } from '../../../src/domain/titles.js';
 import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
 import { copyText } from './copy.js';
@@ -39,6 +40,8 @@ export interface StagedRecord {
   alternate_names?: string[];
   title?: string;
   subtitle?: string | null;
+  /** A work's kind; an edition's, the kind of the work it makes (its own, or a placeholder): see apply.ts olWorkKind. */
+  work_kind?: WorkKind;
   subjects?: string[] | null;
   description?: string | null;
   year?: number | null;
@@ -59,8 +62,8 @@ export interface StagedRecord {
 
 export const STAGE_COLUMNS = [
   'ord', 'file', 'line', 'type', 'key', 'revision', 'id', 'entity_key', 'own_work_id', 'own_work_key', 'digest', 'redirect_to',
-  'name', 'bio', 'birth_date', 'death_date', 'alternate_names', 'title', 'subtitle', 'subjects', 'description', 'year', 'cover_url',
-  'work_key', 'author_keys', 'isbn_13', 'isbn_10', 'series', 'publisher', 'language', 'pages', 'physical_format', 'id_schemes', 'id_values',
+  'name', 'bio', 'birth_date', 'death_date', 'alternate_names', 'title', 'subtitle', 'work_kind', 'subjects', 'description', 'year',
+  'cover_url', 'work_key', 'author_keys', 'isbn_13', 'isbn_10', 'series', 'publisher', 'language', 'pages', 'physical_format', 'id_schemes', 'id_values',
 ] as const satisfies readonly (keyof StagedRecord)[];
 
 // Per statement: enough to sort or hash most of a 1 M edition load in memory, bounded at any size.
@@ -81,7 +84,7 @@ export async function beginFirstLoad(client: PoolClient): Promise<void> {
       ord bigint not null, file integer not null, line integer not null, type text not null, key text not null, revision integer not null,
       id text, entity_key text, own_work_id text, own_work_key text, digest bigint, redirect_to text,
       name text, bio text, birth_date text, death_date text, alternate_names text[],
-      title text, subtitle text, subjects text[], description text, year integer, cover_url text,
+      title text, subtitle text, work_kind text, subjects text[], description text, year integer, cover_url text,
       work_key text, author_keys text[], isbn_13 text, isbn_10 text, series text, publisher text, language text, pages integer,
       physical_format text, id_schemes text[], id_values text[], routed boolean not null default false
     ) on commit drop`);
@@ -137,8 +140,8 @@ export async function routeIsbnsTaken(client: PoolClient): Promise<{ file: numbe
 /**
  * Every work and author key an edition names, resolved as the record path resolves it: through at
  * most five redirects to its landing key, then to the entity of that key's record, else to a
- * placeholder (a work titled as the first edition naming it, an author named by its key) that keeps
- * the state and revision of a deleted key. Answers how many placeholders were made.
+ * placeholder (a work titled as the first edition naming it, of its kind, an author named by its
+ * key) that keeps the state and revision of a deleted key. Answers how many placeholders were made.
  */
 export async function resolveReferences(client: PoolClient): Promise<number> {
   await client.query(
@@ -171,15 +174,15 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
        select p.landing as key, case when p.landing like '%A' then 'author' else 'work' end as kind,
               new_entity_id(case when p.landing like '%A' then 'au' else 'wk' end) as id,
               coalesce(s.revision, 0) as revision, case when s.type = 'delete' then 'delete' else 'pending' end as state,
-              null::text as title
+              null::text as title, null::text as work_kind
          from (select distinct landing from ol_target where entity_id is null) p
          left join ol_stage s on s.key = p.landing`,
   );
   await client.query('alter table ol_placeholder add primary key (key)');
   await client.query('analyze ol_placeholder');
   await client.query(
-    `update ol_placeholder p set title = f.title
-       from (select distinct on (t.landing) t.landing, e.title
+    `update ol_placeholder p set title = f.title, work_kind = f.work_kind
+       from (select distinct on (t.landing) t.landing, e.title, e.work_kind
                from ol_stage e join ol_target t on t.key = e.work_key
               where e.type = 'edition' and t.entity_id is null
               order by t.landing, e.ord) f
@@ -211,12 +214,12 @@ export async function writeCatalogue(client: PoolClient, prefixes: { work: strin
     [prefixes.author],
   );
   await client.query(
-    `insert into works (id, work_key, title, subtitle, subjects, description, original_year, cover_url)
-     select id, entity_key, title, subtitle, subjects, description, year, cover_url from ol_stage where type = 'work'
+    `insert into works (id, work_key, title, subtitle, kind, subjects, description, original_year, cover_url)
+     select id, entity_key, title, subtitle, work_kind, subjects, description, year, cover_url from ol_stage where type = 'work'
      union all
-     select id, $1 || key, title, null, '{}', null, null, null from ol_placeholder where kind = 'work'
+     select id, $1 || key, title, null, work_kind, '{}', null, null, null from ol_placeholder where kind = 'work'
      union all
-     select own_work_id, own_work_key, title, subtitle, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null
+     select own_work_id, own_work_key, title, subtitle, work_kind, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null
      order by 1`,
     [prefixes.work],
   );
