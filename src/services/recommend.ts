@@ -48,7 +48,7 @@ export async function recommendFor(services: SearchServices, id: string, limitTe
       ),
     ]);
     const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked, authorAlsoLiked }, limit + SPARE_HITS);
-    const found = await hydrate(hits, (ids) => booksByIds(services.db, ids), (score, other) => ({ score, book: other }));
+    const found = await hydrate(hits, (found) => booksByIds(services.db, found.map((one) => one.id)), (score, other) => ({ score, book: other }));
     const results = found.filter((hit) => hit.book.work_id !== book.work_id && !likelySameWork(book, hit.book)).slice(0, limit);
     return { value: { book_id: id, results }, cacheable: true };
   });

@@ -6,7 +6,7 @@ import { authorSummary, bookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { parseInput } from '../errors.js';
 import { searchAuthors as searchAuthorIndex, searchBooks as searchBookIndex, type BookSearch, type ScoredId } from '../stores/elasticsearch/search.js';
-import { authorSummariesByIds, booksByIds } from '../stores/postgres/catalogue.js';
+import { authorSummariesOf, booksByIds } from '../stores/postgres/catalogue.js';
 import { integerWithDefault, limitParam, optionalInteger, type QueryText } from './queryParams.js';
 import type { Services } from './context.js';
 
@@ -138,8 +138,8 @@ function bookSearch(params: BookSearchParams): BookSearch {
 const roundScore = (score: number): number => Math.round(score * 1000) / 1000;
 
 /** Pairs hits with their records from PostgreSQL; a hit whose record is gone or merged since it was indexed is left out. */
-export async function hydrate<R extends { id: string }, H>(hits: ScoredId[], records: (ids: string[]) => Promise<R[]>, hit: (score: number, record: R) => H): Promise<H[]> {
-  const byId = new Map((await records(hits.map((found) => found.id))).map((record) => [record.id, record]));
+export async function hydrate<Hit extends ScoredId, R extends { id: string }, H>(hits: Hit[], records: (hits: Hit[]) => Promise<R[]>, hit: (score: number, record: R) => H): Promise<H[]> {
+  const byId = new Map((await records(hits)).map((record) => [record.id, record]));
   return hits.flatMap((found) => {
     const record = byId.get(found.id);
     return record ? [hit(roundScore(found.score), record)] : [];
@@ -151,7 +151,7 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
   const search = bookSearch(params);
   return services.shortCache.through(`search:books:${JSON.stringify(search)}`, async () => {
     const page = await searchBookIndex(services.elastic, services.indices.books, search);
-    const results = await hydrate(page.hits, (ids) => booksByIds(services.db, ids), (score, book) => ({ score, book }));
+    const results = await hydrate(page.hits, (hits) => booksByIds(services.db, hits.map((found) => found.id)), (score, book) => ({ score, book }));
     return { value: { total: page.total, limit: search.limit, offset: search.offset, results }, cacheable: true };
   });
 }
@@ -162,7 +162,7 @@ export async function searchAuthors(services: SearchServices, params: AuthorSear
   const search = { text, nameKey: authorKey(text), limit, offset };
   return services.shortCache.through(`search:authors:${JSON.stringify(search)}`, async () => {
     const page = await searchAuthorIndex(services.elastic, services.indices.authors, search);
-    const results = await hydrate(page.hits, (ids) => authorSummariesByIds(services.db, ids), (score, author) => ({ score, author }));
+    const results = await hydrate(page.hits, (hits) => authorSummariesOf(services.db, hits), (score, author) => ({ score, author }));
     return { value: { total: page.total, limit: search.limit, offset: search.offset, results }, cacheable: true };
   });
 }

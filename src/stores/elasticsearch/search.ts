@@ -9,10 +9,15 @@ export interface ScoredId {
   score: number;
 }
 
-export interface HitPage {
+/** An author found, with the count of their works the index holds. */
+export interface AuthorHit extends ScoredId {
+  workCount: number;
+}
+
+export interface HitPage<Hit extends ScoredId = ScoredId> {
   /** Books (editions) or authors that match, not only those on the page; books are counted up to TOTAL_COUNTED. */
   total: number;
-  hits: ScoredId[];
+  hits: Hit[];
 }
 
 export interface BookSearch {
@@ -64,7 +69,7 @@ const spelling = (mode: Spelling) => (mode === 'typos' ? SEARCH_FUZZY : {});
  * typed are tried first, and only when they do not fill the page asked for is the query run again
  * with typos tolerated (which finds everything the first run found, and more).
  */
-async function exactThenTypos(run: (mode: Spelling) => Promise<HitPage>, wanted: number): Promise<HitPage> {
+async function exactThenTypos<Hit extends ScoredId>(run: (mode: Spelling) => Promise<HitPage<Hit>>, wanted: number): Promise<HitPage<Hit>> {
   const exact = await run('exact');
   return exact.total >= wanted ? exact : run('typos');
 }
@@ -225,13 +230,19 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
   return search.text === '' ? run('exact') : exactThenTypos(run, wanted);
 }
 
-export async function searchAuthors(elastic: Elastic, index: string, search: AuthorSearch): Promise<HitPage> {
-  const run = async (mode: Spelling): Promise<HitPage> => {
+/**
+ * Authors, each with the count of their works as the index has it: counting them in PostgreSQL reads
+ * every book of the author, 250 ms for one of 15,000 editions at 10 M, and sync keeps the index's
+ * count in step with the catalogue's.
+ */
+export async function searchAuthors(elastic: Elastic, index: string, search: AuthorSearch): Promise<HitPage<AuthorHit>> {
+  const run = async (mode: Spelling): Promise<HitPage<AuthorHit>> => {
     const response = await elastic.search({
       index,
       from: search.offset,
       size: search.limit,
       _source: false,
+      docvalue_fields: ['work_count'],
       track_total_hits: true,
       query: withPopularity(
         {
@@ -248,7 +259,8 @@ export async function searchAuthors(elastic: Elastic, index: string, search: Aut
         0.1,
       ),
     });
-    return { total: totalOf(response.hits.total), hits: scoredIds(response.hits.hits) };
+    const hits = response.hits.hits.map((hit) => ({ id: hit._id ?? '', score: hit._score ?? 0, workCount: Number((hit.fields?.work_count as unknown[] | undefined)?.[0] ?? 0) }));
+    return { total: totalOf(response.hits.total), hits };
   };
   return exactThenTypos(run, search.offset + search.limit);
 }

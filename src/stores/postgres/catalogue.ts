@@ -104,27 +104,37 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
 }
 
 // The columns of an author that search results show too, so both read the same.
-const AUTHOR_SUMMARY_COLUMNS = `
+const AUTHOR_SUMMARY_COLUMNS = (workCount: string) => `
   a.id, a.name,
   coalesce((select json_agg(distinct n.name) from (
                select name from author_names where author_id = a.id
                union select unnest(a.alternate_names)) n
              where n.name <> a.name), '[]'::json) as alternate_names,
-  (select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
-    where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null) as work_count,
+  ${workCount} as work_count,
   a.bio, a.birth_date, a.death_date, ${IDENTIFIERS('a.id')} as identifiers`;
+const WORK_COUNT = `(select count(distinct b.work_id)::int from book_authors ba join books b on b.id = ba.book_id
+    where ba.author_id = a.id and b.merged_into is null and b.deleted_at is null)`;
 
-/** Live authors by id, in the order of `ids`; ids that are unknown or merged are left out. */
-export async function authorSummariesByIds(db: Queryable, ids: readonly string[]): Promise<AuthorSummary[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await db.query<AuthorSummary>(`select ${AUTHOR_SUMMARY_COLUMNS} from authors a where a.id = any($1) and a.merged_into is null and a.deleted_at is null`, [ids]);
-  return inOrderOf(ids, rows);
+/**
+ * Live authors by id, in the order of the hits; ids that are unknown or merged are left out. Their
+ * work counts are the search index's (see stores/elasticsearch/search.ts searchAuthors).
+ */
+export async function authorSummariesOf(db: Queryable, hits: readonly { id: string; workCount: number }[]): Promise<AuthorSummary[]> {
+  if (hits.length === 0) return [];
+  const { rows } = await db.query<AuthorSummary>(
+    `select ${AUTHOR_SUMMARY_COLUMNS('counted.work_count')}
+       from unnest($1::text[], $2::int[]) as counted(id, work_count)
+       join authors a on a.id = counted.id
+      where a.merged_into is null and a.deleted_at is null`,
+    [hits.map((hit) => hit.id), hits.map((hit) => hit.workCount)],
+  );
+  return inOrderOf(hits.map((hit) => hit.id), rows);
 }
 
 export async function findAuthors(db: Queryable, ids: readonly string[]): Promise<Lookups<AuthorRecord>> {
   const { rows } = await db.query<AuthorRecord & Fate>({
     name: 'authors-by-id',
-    text: `select ${AUTHOR_SUMMARY_COLUMNS},
+    text: `select ${AUTHOR_SUMMARY_COLUMNS(WORK_COUNT)},
        coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
                           order by pw.popularity desc, w.title)
                    from (select b.work_id, sum(b.popularity) as popularity
