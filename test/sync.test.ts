@@ -62,6 +62,34 @@ test.serial('sync applies updates and merges: merged ids leave the index, surviv
   t.is((await syncOnce(deps)).changes, 0);
 });
 
+test.serial("a retitled book leaves its authors' documents as they were; a book moved to another work rebuilds them", async (t) => {
+  await syncOnce(deps);
+  // A book whose first author has another book of another work, so moving it changes their work count.
+  const { rows } = await world.db.query<{ book: string; author: string; other_work: string }>(
+    `select b.id as book, ba.author_id as author, o.work_id as other_work
+       from books b join book_authors ba on ba.book_id = b.id and ba.position = 0
+       join book_authors oa on oa.author_id = ba.author_id and oa.book_id <> b.id
+       join books o on o.id = oa.book_id and o.work_id <> b.work_id and o.merged_into is null
+      where b.merged_into is null and b.deleted_at is null
+      order by b.id limit 1`,
+  );
+  const { book, author, other_work: otherWork } = rows[0]!;
+  const authorDoc = async () => (await allDocuments<{ work_count: number; updated_seq: number }>(deps.es, deps.aliases.authors)).get(author)!;
+  const before = await authorDoc();
+
+  await retitle(world.db, [book], () => 'Retitled, Nothing Else');
+  await syncOnce(deps);
+  t.is((await authorDoc()).updated_seq, before.updated_seq, 'the author document was not rewritten');
+
+  await withTransaction(world.db, async (client) => {
+    await client.query('update books set work_id = $2 where id = $1', [book, otherWork]);
+    await recordChanges(client, [{ entity: 'book', id: book, operation: 'update' }]);
+  });
+  await syncOnce(deps);
+  t.true((await authorDoc()).updated_seq > before.updated_seq, 'the author document was rebuilt');
+  await assertIndexMatches(t, deps);
+});
+
 test.serial('an older write never overwrites a newer one, nor brings a deleted document back', async (t) => {
   const [book] = await liveBookIds(world.db, 1, 5);
   await retitle(world.db, [book!], () => 'Newest Title');

@@ -6,6 +6,7 @@ import {
   countDocuments,
   createPhysicalIndex,
   dropIndex,
+  ensureAlias,
   finishBulkLoad,
   strayIndices,
   swapAlias,
@@ -124,7 +125,12 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
         if (streamedCount !== snapshot.documents) {
           throw new Error(`${index} holds ${streamedCount} documents after streaming ${snapshot.documents}`);
         }
-        const targets = { [kind]: index, aliases: false };
+        // A book changed meanwhile may change its authors' documents (their work counts and
+        // popularity): the replay brings those up to date behind their alias too, so that sync, which
+        // rebuilds an author only when a book's indexed facts differ from PostgreSQL's, finds the
+        // two indices in step after the swap.
+        if (kind === 'books') await ensureAlias(es, deps.aliases.authors, 'authors', deps.shape);
+        const targets = kind === 'books' ? { books: index, authors: deps.aliases.authors, aliases: false } : { authors: index, aliases: false };
         const caughtUp = await replayChanges(deps, snapshot.seq, await lastSeq(db), targets);
         await finishBulkLoad(es, index, kind, deps.shape);
         await options.hooks?.beforeSwap?.(kind, index);

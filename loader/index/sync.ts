@@ -2,12 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
 import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
-import { authorDocuments, bookDocuments, booksOfAuthors, editionsOfWorks } from '../stores/elasticsearch/documents.js';
+import { authorDocuments, bookAuthorFacts, bookDocuments, booksOfAuthors, editionsOfWorks, sameAuthorFacts, type BookAuthorFacts } from '../stores/elasticsearch/documents.js';
 import type { IndexShape } from '../../src/config.js';
 import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
-import { authorsOfBooks } from '../../src/stores/postgres/merges.js';
 import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
 
 /**
@@ -76,22 +75,41 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Author ids on the indexed documents of these books (their credits before the change). */
-async function indexedAuthorsOf(es: Elastic, booksIndex: string, bookIds: readonly string[]): Promise<string[]> {
-  if (bookIds.length === 0) return [];
-  const found = new Set<string>();
+/** The author facts of the indexed documents of these books (what their authors' documents were built from). */
+async function indexedAuthorFacts(es: Elastic, booksIndex: string, bookIds: readonly string[]): Promise<Map<string, BookAuthorFacts>> {
+  const found = new Map<string, BookAuthorFacts>();
   for (const ids of chunks(bookIds, DOC_BATCH)) {
     try {
-      const response = await es.mget<{ author_ids?: string[] }>({ index: booksIndex, ids, _source_includes: ['author_ids'] });
+      const response = await es.mget<BookAuthorFacts>({ index: booksIndex, ids, _source_includes: ['work_id', 'popularity', 'author_ids'] });
       for (const doc of response.docs) {
-        const source = 'found' in doc && doc.found ? doc._source : undefined;
-        for (const id of source?.author_ids ?? []) found.add(id);
+        if ('found' in doc && doc.found && doc._source) found.set(doc._id, { work_id: doc._source.work_id, popularity: doc._source.popularity, author_ids: doc._source.author_ids ?? [] });
       }
     } catch (error) {
       if (statusOf(error) !== 404) throw error;
     }
   }
-  return [...found];
+  return found;
+}
+
+/**
+ * Authors whose documents a change to these books may change: those credited before (as indexed) or
+ * after (in PostgreSQL). With `skipUnchanged`, not those of a book whose work, popularity and credits
+ * are all as indexed: a title or cover fixed on a book of an author of 15,000 editions then costs no
+ * more than the book. Only sync may skip: it keeps the books and authors behind the aliases in step,
+ * so an indexed book says what its authors' documents were built from; a replay into a new index
+ * built from a snapshot cannot know that.
+ */
+async function authorsAffectedBy(deps: LoaderDeps, bookIds: readonly string[], skipUnchanged: boolean): Promise<Set<string>> {
+  const affected = new Set<string>();
+  if (bookIds.length === 0) return affected;
+  const [before, after] = await Promise.all([indexedAuthorFacts(deps.es, deps.aliases.books, bookIds), bookAuthorFacts(deps.db, bookIds)]);
+  for (const id of bookIds) {
+    const was = before.get(id);
+    const is = after.get(id);
+    if (skipUnchanged && was && is && sameAuthorFacts(was, is)) continue;
+    for (const author of [...(was?.author_ids ?? []), ...(is?.author_ids ?? [])]) affected.add(author);
+  }
+  return affected;
 }
 
 /**
@@ -122,12 +140,11 @@ export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedC
     }
   }
 
-  // All reads before any write: indexedAuthorsOf reads the old book documents through the alias, and
+  // All reads before any write: authorsAffectedBy reads the old book documents through the alias, and
   // a bulk chunk can be sent mid-loop. Authors first, while `books` still holds only changed books.
   if (targets.authors) {
-    const changedBooks = [...books];
-    for (const id of await authorsOfBooks(deps.db, changedBooks)) authors.add(id);
-    for (const id of await indexedAuthorsOf(deps.es, deps.aliases.books, changedBooks)) authors.add(id);
+    const inStep = targets.aliases && targets.books === deps.aliases.books && targets.authors === deps.aliases.authors;
+    for (const id of await authorsAffectedBy(deps, [...books], inStep)) authors.add(id);
   }
   if (targets.books) {
     for (const id of await editionsOfWorks(deps.db, [...works])) books.add(id);

@@ -186,6 +186,33 @@ export async function* streamDocuments(client: PoolClient, kind: IndexKind, seq:
   }
 }
 
+/**
+ * What an author's document takes from each of their books (see AUTHOR_SELECT): the book's work, its
+ * popularity as its document has it, and its credits. A change to a book that leaves these as they
+ * were leaves its authors' documents as they were.
+ */
+export interface BookAuthorFacts {
+  work_id: string;
+  popularity: number;
+  author_ids: string[];
+}
+
+export const sameAuthorFacts = (a: BookAuthorFacts, b: BookAuthorFacts): boolean =>
+  a.work_id === b.work_id && Number(a.popularity) === Number(b.popularity) && a.author_ids.join(' ') === b.author_ids.join(' ');
+
+/** Those facts of the live books among `ids`, as PostgreSQL has them now. */
+export async function bookAuthorFacts(db: Queryable, ids: readonly string[]): Promise<Map<string, BookAuthorFacts>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<BookAuthorFacts & { id: string }>(
+    `select b.id, b.work_id, b.popularity + coalesce(wp.popularity, 0) as popularity,
+            array(select ba.author_id from book_authors ba where ba.book_id = b.id order by ba.position) as author_ids
+       from books b left join work_popularity wp on wp.work_id = b.work_id
+      where b.id = any($1::text[]) and b.merged_into is null and b.deleted_at is null`,
+    [ids],
+  );
+  return new Map(rows.map(({ id, ...facts }) => [id, facts]));
+}
+
 /** Live books credited to any of `authorIds`. */
 export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]): Promise<string[]> {
   if (authorIds.length === 0) return [];

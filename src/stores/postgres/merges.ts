@@ -128,7 +128,7 @@ const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: stri
 };
 
 /** Authors credited on any of `bookIds` (live or not: their work counts change either way). */
-export async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
+async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
   if (bookIds.length === 0) return [];
   const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [bookIds]);
   return rows.map((row) => row.author_id);
