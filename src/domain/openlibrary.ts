@@ -99,6 +99,10 @@ export function olKeyKind(key: string): OlKind | null {
 }
 
 const COVER_URL = (id: number): string => `https://covers.openlibrary.org/b/id/${id}-M.jpg`;
+const COVER_ID = /^https:\/\/covers\.openlibrary\.org\/b\/id\/([1-9][0-9]*)-M\.jpg$/;
+
+/** The number of an Open Library cover, from its URL as coverUrl makes it; null for any other URL. */
+export const olCoverId = (url: string): string | null => COVER_ID.exec(url)?.[1] ?? null;
 
 /** A dump line's first columns, read without its JSON: what a re-import compares with the catalogue. */
 export type OlLineHeader = Header & { type: string; path: string; json: string };

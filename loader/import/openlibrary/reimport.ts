@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { parseOlHeader, parseOlLine } from '../../../src/domain/openlibrary.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
 import { createProgress } from '../../index/progress.js';
-import { beginReimport, changedLines, chooseChanged, stageHeaders } from '../../stores/postgres/openlibraryReimport.js';
+import { beginReimport, changedLines, chooseChanged, stagedHeader, stageHeaders } from '../../stores/postgres/openlibraryReimport.js';
 import type { ImportReport } from '../importer.js';
 import { applyInBatches } from './batches.js';
 import { dumpLines, emptyReport, linesAt, reject, tally, type DumpRecord } from './dump.js';
@@ -102,8 +102,7 @@ async function stageFile(client: PoolClient, path: string, file: number, options
         continue;
       }
       report.read += 1;
-      // A key is OL, digits and a letter, a revision a whole number: nothing to escape.
-      chunk += `${file}\t${line}\t${outcome.header.key}\t${outcome.header.revision}\n`;
+      chunk += stagedHeader(file, line, outcome.header.key, outcome.header.revision);
       if (++count >= STAGE_CHUNK) yield taken();
     }
     if (count > 0) yield taken();

@@ -9,7 +9,13 @@ import { copyText } from './copy.js';
  */
 
 /** A staged line: where it is, and the key and revision it carries. */
-export const HEADER_COLUMNS = ['file', 'line', 'key', 'revision'] as const;
+const HEADER_COLUMNS = ['file', 'line', 'key', 'revision'] as const;
+
+/**
+ * One staged line in COPY's text format, in HEADER_COLUMNS' order. A key is OL, digits and a letter,
+ * a revision a whole number: nothing to escape.
+ */
+export const stagedHeader = (file: number, line: number, key: string, revision: number): string => `${file}\t${line}\t${key}\t${revision}\n`;
 
 // The join and the sort of the lines it keeps: in memory for a dump of a few million lines, spilled past it.
 const WORK_MEM = '64MB';
@@ -23,7 +29,7 @@ export async function beginReimport(client: PoolClient): Promise<void> {
   await client.query('create temp table ol_reimport (file integer not null, line integer not null, key text not null, revision integer not null)');
 }
 
-/** Staged lines, as lines of COPY's text format (see copy.ts copyLines), in one COPY. */
+/** Staged lines (see stagedHeader), in one COPY. */
 export async function stageHeaders(client: PoolClient, text: AsyncIterable<string>): Promise<void> {
   await copyText(client, 'ol_reimport', HEADER_COLUMNS, text);
 }
