@@ -191,12 +191,17 @@ for (const [name, source] of Object.entries(sources)) {
 
 importCommand
   .command('openlibrary')
-  .description('import Open Library dump files (.txt or .txt.gz; authors, works, editions or all types, in any order); records not newer than what was imported are skipped')
+  .description(
+    'import Open Library dump files (.txt or .txt.gz; authors, works, editions or all types, in any order); records not newer than what was imported are skipped',
+  )
   .argument('<files...>', 'paths of the dump files')
   .option('--batch-size <records>', 'records per transaction', positive, OL_BATCH)
   .option('--no-progress', 'no progress bar or progress lines')
   .addOption(
-    new Option('--method <method>', 'set-based (auto, the default, is the same): into a catalogue without Open Library records a first load in one transaction, else a re-import that applies only new and newer records; record-by-record: every record, batch by batch')
+    new Option(
+      '--method <method>',
+      'set-based (auto, the default, is the same): into a catalogue without Open Library records a first load in one transaction, else a re-import that applies only new and newer records; record-by-record: every record, batch by batch',
+    )
       .choices(OL_METHODS)
       .default('auto'),
   )
@@ -216,12 +221,18 @@ importCommand
   .argument('<file>', 'path of the CSV file')
   .action((file: string) =>
     withDatabase(async (db) => {
-      const report = await importRatings(file, { db, log }, {
-        onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
-      });
+      const report = await importRatings(
+        file,
+        { db, log },
+        {
+          onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
+        },
+      );
       process.stderr.write('\n');
       console.log(formatImportReport(report));
-      console.log(`also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`);
+      console.log(
+        `also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`,
+      );
       const alsoLiked = { books: report.alsoLiked.books, changed: report.alsoLiked.changed.length };
       log.info({ command: 'import ratings', reports: [{ ...importSummary(report), alsoLiked }] }, 'import finished');
     }),
@@ -230,34 +241,40 @@ importCommand
 program
   .command('reindex')
   .description('rebuild indices from PostgreSQL into new physical indices and swap the aliases (search keeps answering)')
-  .argument('[target]', 'books, authors or all', (value: string) => {
-    if (!['books', 'authors', 'all'].includes(value)) throw new InvalidArgumentError('must be books, authors or all');
-    return value as ReindexTarget;
-  }, 'all')
+  .argument(
+    '[target]',
+    'books, authors or all',
+    (value: string) => {
+      if (!['books', 'authors', 'all'].includes(value)) throw new InvalidArgumentError('must be books, authors or all');
+      return value as ReindexTarget;
+    },
+    'all',
+  )
   .option('--batch-size <rows>', 'rows per cursor read', positive, 2000)
   .option('--concurrency <requests>', 'bulk requests in flight', positive, 2)
   .option('--bulk-mb <megabytes>', 'size of one bulk request', positive, 5)
   .option('--max-rate <docs>', 'documents per second at most', positive)
   .option('--no-progress', 'no progress bar or progress lines')
-  .action((target: ReindexTarget, options: { batchSize: number; concurrency: number; bulkMb: number; maxRate?: number; progress: boolean }) =>
-    withLoader(async (deps) => {
-      const results = await reindex(deps, target, { ...options, maxBytes: options.bulkMb * 1024 * 1024 });
-      console.log(
-        formatTable(
-          ['alias', 'index', 'documents', 'docs/s', 'complete up to seq', 'seconds', 'dropped'],
-          results.map((result) => [
-            result.alias,
-            result.index,
-            String(result.count),
-            String(Math.round(result.docsPerSecond)),
-            String(result.completeUpTo),
-            result.seconds.toFixed(1),
-            result.dropped.join(', '),
-          ]),
-        ),
-      );
-      log.info({ command: 'reindex', results }, 'reindex finished');
-    }),
+  .action(
+    (target: ReindexTarget, options: { batchSize: number; concurrency: number; bulkMb: number; maxRate?: number; progress: boolean }) =>
+      withLoader(async (deps) => {
+        const results = await reindex(deps, target, { ...options, maxBytes: options.bulkMb * 1024 * 1024 });
+        console.log(
+          formatTable(
+            ['alias', 'index', 'documents', 'docs/s', 'complete up to seq', 'seconds', 'dropped'],
+            results.map((result) => [
+              result.alias,
+              result.index,
+              String(result.count),
+              String(Math.round(result.docsPerSecond)),
+              String(result.completeUpTo),
+              result.seconds.toFixed(1),
+              result.dropped.join(', '),
+            ]),
+          ),
+        );
+        log.info({ command: 'reindex', results }, 'reindex finished');
+      }),
   );
 
 program
@@ -270,9 +287,12 @@ program
     withLoader(async (deps) => {
       const signal = stopSignal();
       if (options.follow) {
-        const metrics = config.syncMetricsPort === null ? null : await serveSyncMetrics(deps.db, config.metricsHost, config.syncMetricsPort, log);
+        const metrics =
+          config.syncMetricsPort === null ? null : await serveSyncMetrics(deps.db, config.metricsHost, config.syncMetricsPort, log);
         log.info('sync following the change sequence');
-        const result = await follow(deps, { pageSize: options.pageSize, pollMs: options.pollMs, signal, ...metrics?.hooks }).finally(() => metrics?.close());
+        const result = await follow(deps, { pageSize: options.pageSize, pollMs: options.pollMs, signal, ...metrics?.hooks }).finally(() =>
+          metrics?.close(),
+        );
         console.log(`sync stopped at seq ${result.checkpoint}: ${result.changes} changes applied`);
         return;
       }
@@ -322,7 +342,9 @@ program
 
 program
   .command('regroup')
-  .description("merge works that today's grouping rule makes one (edition labels aside) and mark boxsets, omnibuses and companions (idempotent)")
+  .description(
+    "merge works that today's grouping rule makes one (edition labels aside) and mark boxsets, omnibuses and companions (idempotent)",
+  )
   .action(() =>
     withDatabase((db) =>
       withCache(async (cache) => {
@@ -334,7 +356,9 @@ program
 
 program
   .command('resolve-authors')
-  .description('merge author records of one writer that sources keep apart: tied by a shared book or work and names that can be one person (idempotent)')
+  .description(
+    'merge author records of one writer that sources keep apart: tied by a shared book or work and names that can be one person (idempotent)',
+  )
   .action(() =>
     withDatabase((db) =>
       withCache(async (cache) => {
@@ -358,7 +382,12 @@ program
         console.log(JSON.stringify(lines, null, 2));
         return;
       }
-      console.log(formatTable(['day', 'kid', 'route', 'calls', 'errors'], lines.map((line) => [line.day, line.kid, line.route, String(line.calls), String(line.errors)])));
+      console.log(
+        formatTable(
+          ['day', 'kid', 'route', 'calls', 'errors'],
+          lines.map((line) => [line.day, line.kid, line.route, String(line.calls), String(line.errors)]),
+        ),
+      );
     }),
   );
 

@@ -99,7 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',
-    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''),
+    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
     metricsPort: optionalPort(env, 'METRICS_PORT'),
     syncMetricsPort: optionalPort(env, 'SYNC_METRICS_PORT'),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
@@ -113,6 +116,7 @@ function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
     bodyIdleTimeoutMs: Math.max(1, integer(env, 'BODY_IDLE_TIMEOUT_MS', 5_000)),
     maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 1024),
   };
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request');
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request');
   return limits;
 }

@@ -58,7 +58,13 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
     admit(request, response) {
       responses.set(request.socket, response);
       if (overCap.has(request.socket)) {
-        answerAndClose(response, 429, 'too_many_connections', `more than ${limits.maxConnectionsPerClient} open connections from one address: reuse a connection, or close one`, { 'Retry-After': '1' });
+        answerAndClose(
+          response,
+          429,
+          'too_many_connections',
+          `more than ${limits.maxConnectionsPerClient} open connections from one address: reuse a connection, or close one`,
+          { 'Retry-After': '1' },
+        );
         return false;
       }
       if (hasBody(request)) watchBodySilences(request, response, limits.bodyIdleTimeoutMs);
@@ -71,7 +77,8 @@ export function limitConnections(server: Server, limits: ConnectionLimits): Conn
   };
 }
 
-const hasBody = (request: IncomingMessage): boolean => request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+const hasBody = (request: IncomingMessage): boolean =>
+  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 /**
  * Answers 408 once the body has sent nothing for `idleMs` (checked every half of it, so within one
@@ -84,27 +91,41 @@ function watchBodySilences(request: IncomingMessage, response: ServerResponse, i
   const socket = request.socket;
   let lastBytes = socket.bytesRead;
   let lastProgress = Date.now();
-  const timer = setInterval(() => {
-    if (request.complete || socket.destroyed) {
+  const timer = setInterval(
+    () => {
+      if (request.complete || socket.destroyed) {
+        clearInterval(timer);
+        return;
+      }
+      if (socket.bytesRead > lastBytes) {
+        lastBytes = socket.bytesRead;
+        lastProgress = Date.now();
+        return;
+      }
+      if (Date.now() - lastProgress < idleMs) return;
       clearInterval(timer);
-      return;
-    }
-    if (socket.bytesRead > lastBytes) {
-      lastBytes = socket.bytesRead;
-      lastProgress = Date.now();
-      return;
-    }
-    if (Date.now() - lastProgress < idleMs) return;
-    clearInterval(timer);
-    if (response.headersSent) socket.destroy();
-    else answerAndClose(response, 408, 'request_timeout', `request body stalled: nothing received for ${idleMs / 1000} s`);
-  }, Math.max(10, Math.floor(idleMs / 2)));
+      if (response.headersSent) socket.destroy();
+      else answerAndClose(response, 408, 'request_timeout', `request body stalled: nothing received for ${idleMs / 1000} s`);
+    },
+    Math.max(10, Math.floor(idleMs / 2)),
+  );
   timer.unref();
 }
 
 /** The contract's error JSON, then the connection closed (the rest of a request is not read). */
-function answerAndClose(response: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+function answerAndClose(
+  response: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ error: { code, message } });
-  response.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  response.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   response.end(body, () => response.socket?.destroy());
 }

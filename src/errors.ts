@@ -34,18 +34,21 @@ export const badRequest = (message: string): ApiError => new ApiError(400, 'bad_
 export const notFound = (message: string): ApiError => new ApiError(404, 'not_found', message);
 /** A record that existed and was deleted by its source: never shown as if live. */
 export const gone = (message: string): ApiError => new ApiError(410, 'gone', message);
-export const unauthorized = (message: string): ApiError =>
-  new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
+export const unauthorized = (message: string): ApiError => new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
 
 /** The 429 of a key whose budget is spent: what was exceeded, and the wait (Retry-After) until `decision` frees enough. */
 export function refused(exceeded: string, decision: { resetMs: number }): ApiError {
   const resetS = Math.ceil(decision.resetMs / 1000);
-  return new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, { 'Retry-After': String(Math.max(1, resetS)) });
+  return new ApiError(429, 'rate_limited', `rate limit exceeded: ${exceeded}; retry in ${resetS} s`, {
+    'Retry-After': String(Math.max(1, resetS)),
+  });
 }
 
 /** The 503 of a request that needs a store that is away: which one, perhaps why, and when to try again (Retry-After). */
 export const unavailable = (store: string, retryAfterS: number, why?: string): ApiError =>
-  new ApiError(503, 'unavailable', `${store} is unavailable${why === undefined ? '' : ` (${why})`}; retry in ${retryAfterS} s`, { 'Retry-After': String(retryAfterS) });
+  new ApiError(503, 'unavailable', `${store} is unavailable${why === undefined ? '' : ` (${why})`}; retry in ${retryAfterS} s`, {
+    'Retry-After': String(retryAfterS),
+  });
 
 /** Whether `error` is such a 503: the request needed a store that is away. */
 export const isUnavailable = (error: unknown): boolean => error instanceof ApiError && error.code === 'unavailable';
@@ -54,7 +57,8 @@ export const isUnavailable = (error: unknown): boolean => error instanceof ApiEr
 export const internalError = (): ApiError => new ApiError(500, 'internal', 'internal server error; retry with backoff');
 
 /** Where an issue is, as a client writes it: `isbns[3]`, `since`. */
-const issuePath = (path: readonly PropertyKey[]): string => path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index > 0 ? '.' : ''}${String(key)}`)).join('');
+const issuePath = (path: readonly PropertyKey[]): string =>
+  path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index > 0 ? '.' : ''}${String(key)}`)).join('');
 
 /**
  * `input` as `schema` reads it, or the 400 of its first problem. Schemas word their messages as

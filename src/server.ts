@@ -30,7 +30,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const applied = await migrate(services.pool);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   // Before the API listens: a metrics port already taken stops the start before anyone is served.
-  const metrics = services.metrics && config.metricsPort !== null ? await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log) : null;
+  const metrics =
+    services.metrics && config.metricsPort !== null
+      ? await serveMetrics(services.metrics.registry, config.metricsHost, config.metricsPort, log)
+      : null;
   const app = createApp(services);
   const callback = app.callback();
   const server = createServer({ requireHostHeader: false, ...deadlineOptions(config.connectionLimits) });
@@ -43,7 +46,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Node's own answers to a missing Host and an unknown Expect have no body: the app gives them one (protocolRules).
   server.on('checkExpectation', handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
-  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, gate.answering(socket as Socket)));
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
+    answerUnparsable(error, socket, gate.answering(socket as Socket)),
+  );
   server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -79,7 +84,9 @@ function answerUnparsable(error: Error & { code?: string }, socket: Duplex, answ
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'request was not received in time']
         : [400, `malformed HTTP request: ${PARSER_ERRORS[error.code ?? ''] ?? 'the request could not be parsed'}`];
-  const body = JSON.stringify({ error: { code: status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'bad_request', message } });
+  const body = JSON.stringify({
+    error: { code: status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'bad_request', message },
+  });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

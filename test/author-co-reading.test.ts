@@ -14,11 +14,15 @@ const RATED = '1900000040';
 
 test.before(async () => {
   search = await openSearchWorld(async (world) => {
-    await importFile(world, 'book-crossing', await csvFile([
-      BX_HEADER,
-      `${UNRATED},"Lanterns Under Ice","Odile Brackenridge",2003,"Viking"`,
-      `${RATED},"The Salt Orchard","Odile Brackenridge",1999,"Viking"`,
-    ]));
+    await importFile(
+      world,
+      'book-crossing',
+      await csvFile([
+        BX_HEADER,
+        `${UNRATED},"Lanterns Under Ice","Odile Brackenridge",2003,"Viking"`,
+        `${RATED},"The Salt Orchard","Odile Brackenridge",1999,"Viking"`,
+      ]),
+    );
     const ratings = ['User-ID,ISBN,Book-Rating', ...[11, 12, 13].flatMap((user) => [`${user},${RATED},9`, `${user},${FOUNTAINHEAD},8`])];
     await importRatings(await csvFile(ratings), { db: world.db, log: createLogger('silent') });
   });
@@ -29,11 +33,18 @@ test.after.always(async () => {
 
 const bookByIsbn = async (isbn: string): Promise<BookRecord> => (await (await search.get(`/v1/isbn/${isbn}`)).json()) as BookRecord;
 
-test('a book nobody rated is recommended what readers of its author\'s other books also liked', async (t) => {
+test("a book nobody rated is recommended what readers of its author's other books also liked", async (t) => {
   const book = await bookByIsbn(UNRATED);
   const response = await search.get(`/v1/books/${book.id}/recommendations?limit=5`);
   t.is(response.status, 200);
   const { results } = (await response.json()) as { results: { book: BookRecord }[] };
   // The author's other book and what its readers liked, above the popular books that fill up the list.
-  t.deepEqual(results.slice(0, 2).map((hit) => hit.book.isbn_10).sort(), [FOUNTAINHEAD, RATED].sort(), results.map((hit) => hit.book.title).join(', '));
+  t.deepEqual(
+    results
+      .slice(0, 2)
+      .map((hit) => hit.book.isbn_10)
+      .sort(),
+    [FOUNTAINHEAD, RATED].sort(),
+    results.map((hit) => hit.book.title).join(', '),
+  );
 });

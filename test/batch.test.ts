@@ -17,7 +17,11 @@ test.after.always(async () => {
 });
 
 const post = (server: RunningServer, path: string, body: unknown, auth: Record<string, string>): Promise<Response> =>
-  fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 test('a match batch answers each record exactly as POST /v1/match does, its 400 included, in input order', async (t) => {
   const records: unknown[] = [
@@ -71,7 +75,10 @@ test('a match batch draws one unit per record, all or none: one the budget canno
   t.true(Number(seven.headers.get('retry-after')) >= 1);
   t.is(seven.headers.get('ratelimit-remaining'), '6');
   t.deepEqual(await seven.json(), {
-    error: { code: 'rate_limited', message: `rate limit exceeded: a batch of 7 items needs 7 requests of the budget (10 requests per 60 seconds): 6 left of 10; retry in ${seven.headers.get('ratelimit-reset')} s` },
+    error: {
+      code: 'rate_limited',
+      message: `rate limit exceeded: a batch of 7 items needs 7 requests of the budget (10 requests per 60 seconds): 6 left of 10; retry in ${seven.headers.get('ratelimit-reset')} s`,
+    },
   });
   // A body that is no batch costs one unit, like any request.
   const malformed = await post(server, '/v1/match/batch', '{"records": 3}', auth);
@@ -85,5 +92,8 @@ test('a match batch draws one unit per record, all or none: one the budget canno
   // Larger than the whole budget: never admitted, and the message says to split it.
   const eleven = await post(server, '/v1/match/batch', records(11), auth);
   t.is(eleven.status, 429);
-  t.regex(((await eleven.json()) as { error: { message: string } }).error.message, /more than the whole budget of 10; send smaller batches/);
+  t.regex(
+    ((await eleven.json()) as { error: { message: string } }).error.message,
+    /more than the whole budget of 10; send smaller batches/,
+  );
 });

@@ -52,7 +52,13 @@ async function single(path: string): Promise<{ status: number; body: unknown; me
 }
 
 /** Each item of a bulk answer is its key, then exactly what GET answers for that key (the record or the error object), in input order. */
-async function assertEachAsItsGet(t: ExecutionContext, family: string, keyField: string, recordField: string, keys: string[]): Promise<Item[]> {
+async function assertEachAsItsGet(
+  t: ExecutionContext,
+  family: string,
+  keyField: string,
+  recordField: string,
+  keys: string[],
+): Promise<Item[]> {
   const response = await post(`/v1/${family}/batch`, { [keyField === 'isbn' ? 'isbns' : 'ids']: keys });
   t.is(response.status, 200);
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -63,43 +69,66 @@ async function assertEachAsItsGet(t: ExecutionContext, family: string, keyField:
   );
   for (const [index, key] of keys.entries()) {
     const { status, body, mergedInto } = await single(`/v1/${family}/${encodeURIComponent(key)}`);
-    const expected = status === 200 ? { [keyField]: key, status, ...(mergedInto ? { merged_into: mergedInto } : {}), [recordField]: body } : { [keyField]: key, status, ...(body as object) };
+    const expected =
+      status === 200
+        ? { [keyField]: key, status, ...(mergedInto ? { merged_into: mergedInto } : {}), [recordField]: body }
+        : { [keyField]: key, status, ...(body as object) };
     t.deepEqual(items[index], expected, key);
   }
   return items;
 }
 
-test.serial('each ISBN is answered as GET /v1/isbn answers it, in input order: found in any spelling, absent, invalid, merged', async (t) => {
-  const [from, into, hyphenated] = await freshBooks(3);
-  const outcome = await merge(api.world.db, api.world.cache, 'book', from!.id, into!.id);
-  t.true(outcome.merged);
-  const isbn = hyphenated!.isbn_13;
-  const keys = ['9780439023481', `${isbn.slice(0, 3)}-${isbn.slice(3, 4)}-${isbn.slice(4, 12)}-${isbn.slice(12)}`, '9780306406157', '12345', '9780439023482', from!.isbn_13, '  ', '978\u00000439023481', '038572179x'];
-  const items = await assertEachAsItsGet(t, 'isbn', 'isbn', 'book', keys);
-  t.like(items[0], { status: 200, book: { isbn_13: '9780439023481', title: 'The Hunger Games' } });
-  t.like(items[1], { status: 200, book: { id: hyphenated!.id } });
-  t.deepEqual(items[2], { isbn: '9780306406157', status: 404, error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } });
-  t.deepEqual(items[3], { isbn: '12345', status: 400, error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' } });
-  t.like(items[5], { status: 200, merged_into: into!.id, book: { id: into!.id } });
-});
+test.serial(
+  'each ISBN is answered as GET /v1/isbn answers it, in input order: found in any spelling, absent, invalid, merged',
+  async (t) => {
+    const [from, into, hyphenated] = await freshBooks(3);
+    const outcome = await merge(api.world.db, api.world.cache, 'book', from!.id, into!.id);
+    t.true(outcome.merged);
+    const isbn = hyphenated!.isbn_13;
+    const keys = [
+      '9780439023481',
+      `${isbn.slice(0, 3)}-${isbn.slice(3, 4)}-${isbn.slice(4, 12)}-${isbn.slice(12)}`,
+      '9780306406157',
+      '12345',
+      '9780439023482',
+      from!.isbn_13,
+      '  ',
+      '978\u00000439023481',
+      '038572179x',
+    ];
+    const items = await assertEachAsItsGet(t, 'isbn', 'isbn', 'book', keys);
+    t.like(items[0], { status: 200, book: { isbn_13: '9780439023481', title: 'The Hunger Games' } });
+    t.like(items[1], { status: 200, book: { id: hyphenated!.id } });
+    t.deepEqual(items[2], { isbn: '9780306406157', status: 404, error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } });
+    t.deepEqual(items[3], {
+      isbn: '12345',
+      status: 400,
+      error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' },
+    });
+    t.like(items[5], { status: 200, merged_into: into!.id, book: { id: into!.id } });
+  },
+);
 
-test.serial('each id of books, works and authors is answered as its GET answers it: found, absent, malformed, of another kind, merged', async (t) => {
-  const [a, b, c, d] = await freshBooks(4);
-  t.true((await merge(api.world.db, api.world.cache, 'book', a!.id, b!.id)).merged);
-  t.true((await merge(api.world.db, api.world.cache, 'work', c!.work_id, d!.work_id)).merged);
-  const { rows: authors } = await api.world.db.query<{ id: string }>(
-    `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id) order by a.id desc limit 3`,
-  );
-  t.true((await merge(api.world.db, api.world.cache, 'author', authors[0]!.id, authors[1]!.id)).merged);
+test.serial(
+  'each id of books, works and authors is answered as its GET answers it: found, absent, malformed, of another kind, merged',
+  async (t) => {
+    const [a, b, c, d] = await freshBooks(4);
+    t.true((await merge(api.world.db, api.world.cache, 'book', a!.id, b!.id)).merged);
+    t.true((await merge(api.world.db, api.world.cache, 'work', c!.work_id, d!.work_id)).merged);
+    const { rows: authors } = await api.world.db.query<{ id: string }>(
+      `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id) order by a.id desc limit 3`,
+    );
+    t.true((await merge(api.world.db, api.world.cache, 'author', authors[0]!.id, authors[1]!.id)).merged);
 
-  const books = await assertEachAsItsGet(t, 'books', 'id', 'book', [b!.id, a!.id, 'bk_0000000000zz', 'bk_1', c!.work_id, 'batch']);
-  t.like(books[1], { status: 200, merged_into: b!.id, book: { id: b!.id } });
-  t.deepEqual(books[2], { id: 'bk_0000000000zz', status: 404, error: { code: 'not_found', message: 'book bk_0000000000zz not found' } });
-  const works = await assertEachAsItsGet(t, 'works', 'id', 'work', [c!.work_id, d!.work_id, 'wk_0000000000zz', a!.id]);
-  t.like(works[0], { status: 200, merged_into: d!.work_id, work: { id: d!.work_id } });
-  const people = await assertEachAsItsGet(t, 'authors', 'id', 'author', [authors[0]!.id, authors[2]!.id, 'au_0000000000zz', 'au_']);
-  t.like(people[0], { status: 200, merged_into: authors[1]!.id, author: { id: authors[1]!.id } });
-});
+    const books = await assertEachAsItsGet(t, 'books', 'id', 'book', [b!.id, a!.id, 'bk_0000000000zz', 'bk_1', c!.work_id, 'batch']);
+    t.like(books[1], { status: 200, merged_into: b!.id, book: { id: b!.id } });
+    t.deepEqual(books[2], { id: 'bk_0000000000zz', status: 404, error: { code: 'not_found', message: 'book bk_0000000000zz not found' } });
+    const works = await assertEachAsItsGet(t, 'works', 'id', 'work', [c!.work_id, d!.work_id, 'wk_0000000000zz', a!.id]);
+    t.like(works[0], { status: 200, merged_into: d!.work_id, work: { id: d!.work_id } });
+    const people = await assertEachAsItsGet(t, 'authors', 'id', 'author', [authors[0]!.id, authors[2]!.id, 'au_0000000000zz', 'au_']);
+    t.like(people[0], { status: 200, merged_into: authors[1]!.id, author: { id: authors[1]!.id } });
+  },
+);
 
 test.serial('a bulk lookup and GET share their cache entries both ways, byte for byte', async (t) => {
   const [viaGet, viaBulk] = await freshBooks(2);
@@ -112,8 +141,15 @@ test.serial('a bulk lookup and GET share their cache entries both ways, byte for
   await api.world.db.query(`update books set title = 'Changed behind the cache' where id = any($1)`, [[viaGet!.id, viaBulk!.id]]);
   t.teardown(() => retitle(api.world.db, [viaGet!.id, viaBulk!.id], (id) => (id === viaGet!.id ? viaGet!.title : viaBulk!.title)));
 
-  t.true((await (await post('/v1/isbn/batch', { isbns: [viaGet!.isbn_13] })).text()).includes(`"book":${getText}}`), 'the bytes GET stored');
-  t.regex(await (await post('/v1/isbn/batch', { isbns: [`${viaGet!.isbn_13} `] })).text(), /Changed behind the cache/, 'another spelling is another entry, read afresh');
+  t.true(
+    (await (await post('/v1/isbn/batch', { isbns: [viaGet!.isbn_13] })).text()).includes(`"book":${getText}}`),
+    'the bytes GET stored',
+  );
+  t.regex(
+    await (await post('/v1/isbn/batch', { isbns: [`${viaGet!.isbn_13} `] })).text(),
+    /Changed behind the cache/,
+    'another spelling is another entry, read afresh',
+  );
   const hit = await api.get(`/v1/isbn/${viaBulk!.isbn_13}`);
   t.is(hit.headers.get('x-cache'), 'HIT');
   t.true(bulkText.includes(`"book":${await hit.text()}}`), 'the bytes the bulk lookup stored');
@@ -138,7 +174,8 @@ test.serial('the uncached ISBNs of a bulk lookup are read from PostgreSQL in one
   const query = db.query.bind(db);
   const reads: unknown[] = [];
   db.query = ((config: unknown, ...rest: unknown[]) => {
-    if (typeof config === 'object' && config !== null && (config as { name?: string }).name === 'books-by-isbn13') reads.push((config as { values: unknown[] }).values[0]);
+    if (typeof config === 'object' && config !== null && (config as { name?: string }).name === 'books-by-isbn13')
+      reads.push((config as { values: unknown[] }).values[0]);
     return (query as (...args: unknown[]) => unknown)(config, ...rest);
   }) as typeof db.query;
   t.teardown(() => {
@@ -161,19 +198,39 @@ test('a bulk lookup body that is not a list of 1 to 100 different keys (an ISBN 
     ['/v1/isbn/batch', '{"ids": ["9780439023481"]}', 'unknown field "ids": the body is {"isbns": [...]}'],
     ['/v1/isbn/batch', '{"isbns": "9780439023481"}', 'isbns must be an array'],
     ['/v1/isbn/batch', '{"isbns": []}', 'isbns must not be empty'],
-    ['/v1/isbn/batch', JSON.stringify({ isbns: Array.from({ length: 101 }, (_, i) => `97803064061${String(i).padStart(2, '0')}`) }), 'isbns has 101 items; at most 100 per request'],
+    [
+      '/v1/isbn/batch',
+      JSON.stringify({ isbns: Array.from({ length: 101 }, (_, i) => `97803064061${String(i).padStart(2, '0')}`) }),
+      'isbns has 101 items; at most 100 per request',
+    ],
     ['/v1/isbn/batch', '{"isbns": ["9780439023481", 9780439023481]}', 'isbns[1] must be a string, got number'],
     ['/v1/isbn/batch', '{"isbns": [null]}', 'isbns[0] must be a string, got null'],
-    ['/v1/isbn/batch', '{"isbns": ["0439023483", "9780306406157", "0439023483"]}', 'isbns[2] repeats isbns[0] ("0439023483"): give each once'],
+    [
+      '/v1/isbn/batch',
+      '{"isbns": ["0439023483", "9780306406157", "0439023483"]}',
+      'isbns[2] repeats isbns[0] ("0439023483"): give each once',
+    ],
     // The ISBN is the key, not its spelling: an ISBN-10 and its ISBN-13, or hyphens, are a repeat too.
-    ['/v1/isbn/batch', '{"isbns": ["0439023483", "9780439023481"]}', 'isbns[1] repeats isbns[0] ("0439023483" and "9780439023481" are both 9780439023481): give each once'],
-    ['/v1/isbn/batch', '{"isbns": ["9780306406157", "978-0-439-02348-1", "9780439023481"]}', 'isbns[2] repeats isbns[1] ("978-0-439-02348-1" and "9780439023481" are both 9780439023481): give each once'],
+    [
+      '/v1/isbn/batch',
+      '{"isbns": ["0439023483", "9780439023481"]}',
+      'isbns[1] repeats isbns[0] ("0439023483" and "9780439023481" are both 9780439023481): give each once',
+    ],
+    [
+      '/v1/isbn/batch',
+      '{"isbns": ["9780306406157", "978-0-439-02348-1", "9780439023481"]}',
+      'isbns[2] repeats isbns[1] ("978-0-439-02348-1" and "9780439023481" are both 9780439023481): give each once',
+    ],
     ['/v1/isbn/batch', '{"isbns": ["not-an-isbn", "not-an-isbn"]}', 'isbns[1] repeats isbns[0] ("not-an-isbn"): give each once'],
     ['/v1/isbn/batch', '{"isbns": [', 'malformed JSON body'],
     ['/v1/books/batch', '{"isbns": ["bk_0000000000zz"]}', 'unknown field "isbns": the body is {"ids": [...]}'],
     ['/v1/works/batch', '{"ids": [["wk_0000000000zz"]]}', 'ids[0] must be a string, got an array'],
     ['/v1/authors/batch', '{"ids": ["au_0000000000zz", "au_0000000000zz"]}', 'ids[1] repeats ids[0] ("au_0000000000zz"): give each once'],
-    ['/v1/authors/batch', JSON.stringify({ ids: Array.from({ length: 101 }, (_, i) => `au_${String(i).padStart(12, '0')}`) }), 'ids has 101 items; at most 100 per request'],
+    [
+      '/v1/authors/batch',
+      JSON.stringify({ ids: Array.from({ length: 101 }, (_, i) => `au_${String(i).padStart(12, '0')}`) }),
+      'ids has 101 items; at most 100 per request',
+    ],
   ];
   for (const [path, body, message] of cases) await assertBadRequest(t, await post(path, body), message, `${path} ${body.slice(0, 80)}`);
 });
@@ -185,45 +242,58 @@ test('one hundred keys are admitted', async (t) => {
   t.true(items.every((item, index) => item.id === ids[index] && item.status === 404));
 });
 
-test.serial('each key draws one unit of the budget, all or none: a batch the budget cannot cover is a 429 with Retry-After, reads nothing and spends nothing; usage counts a batch as one call', async (t) => {
-  const server = await startTestServer(api.world, { rateLimitMax: 10 });
-  t.teardown(() => server.stop());
-  const { kid, auth } = await newKey(api.world, 'bulk budget');
-  const books = await freshBooks(7);
-  const isbns = (n: number) => ({ isbns: books.slice(0, n).map((book) => book.isbn_13) });
+test.serial(
+  'each key draws one unit of the budget, all or none: a batch the budget cannot cover is a 429 with Retry-After, reads nothing and spends nothing; usage counts a batch as one call',
+  async (t) => {
+    const server = await startTestServer(api.world, { rateLimitMax: 10 });
+    t.teardown(() => server.stop());
+    const { kid, auth } = await newKey(api.world, 'bulk budget');
+    const books = await freshBooks(7);
+    const isbns = (n: number) => ({ isbns: books.slice(0, n).map((book) => book.isbn_13) });
 
-  const four = await post('/v1/isbn/batch', isbns(4), { server, auth });
-  t.is(four.status, 200);
-  t.is(four.headers.get('ratelimit-remaining'), '6');
-  const seven = await post('/v1/isbn/batch', isbns(7), { server, auth });
-  t.is(seven.status, 429);
-  t.true(Number(seven.headers.get('retry-after')) >= 1);
-  t.is(seven.headers.get('ratelimit-remaining'), '6');
-  t.deepEqual(await seven.json(), {
-    error: { code: 'rate_limited', message: `rate limit exceeded: a batch of 7 items needs 7 requests of the budget (10 requests per 60 seconds): 6 left of 10; retry in ${seven.headers.get('ratelimit-reset')} s` },
-  });
-  await settle();
-  // Nothing of the refused batch was done: the keys it alone held were neither read nor cached.
-  t.is((await api.get(`/v1/isbn/${books[6]!.isbn_13}`)).headers.get('x-cache'), 'MISS');
-  // A body that is no batch costs one unit, like any request.
-  const malformed = await post('/v1/works/batch', '{"ids": []}', { server, auth });
-  t.is(malformed.status, 400);
-  t.is(malformed.headers.get('ratelimit-remaining'), '5');
-  const five = await post('/v1/books/batch', { ids: books.slice(0, 5).map((book) => book.id) }, { server, auth });
-  t.is(five.status, 200);
-  t.is(five.headers.get('ratelimit-remaining'), '0');
-  t.is((await fetch(`${server.url}/v1/isbn/${books[0]!.isbn_13}`, { headers: auth })).status, 429);
-  const tooMany = await post('/v1/authors/batch', { ids: Array.from({ length: 11 }, (_, i) => `au_${String(i).padStart(12, '0')}`) }, { server, auth });
-  t.is(tooMany.status, 429);
-  t.regex(((await tooMany.json()) as { error: { message: string } }).error.message, /more than the whole budget of 10; send smaller batches/);
+    const four = await post('/v1/isbn/batch', isbns(4), { server, auth });
+    t.is(four.status, 200);
+    t.is(four.headers.get('ratelimit-remaining'), '6');
+    const seven = await post('/v1/isbn/batch', isbns(7), { server, auth });
+    t.is(seven.status, 429);
+    t.true(Number(seven.headers.get('retry-after')) >= 1);
+    t.is(seven.headers.get('ratelimit-remaining'), '6');
+    t.deepEqual(await seven.json(), {
+      error: {
+        code: 'rate_limited',
+        message: `rate limit exceeded: a batch of 7 items needs 7 requests of the budget (10 requests per 60 seconds): 6 left of 10; retry in ${seven.headers.get('ratelimit-reset')} s`,
+      },
+    });
+    await settle();
+    // Nothing of the refused batch was done: the keys it alone held were neither read nor cached.
+    t.is((await api.get(`/v1/isbn/${books[6]!.isbn_13}`)).headers.get('x-cache'), 'MISS');
+    // A body that is no batch costs one unit, like any request.
+    const malformed = await post('/v1/works/batch', '{"ids": []}', { server, auth });
+    t.is(malformed.status, 400);
+    t.is(malformed.headers.get('ratelimit-remaining'), '5');
+    const five = await post('/v1/books/batch', { ids: books.slice(0, 5).map((book) => book.id) }, { server, auth });
+    t.is(five.status, 200);
+    t.is(five.headers.get('ratelimit-remaining'), '0');
+    t.is((await fetch(`${server.url}/v1/isbn/${books[0]!.isbn_13}`, { headers: auth })).status, 429);
+    const tooMany = await post(
+      '/v1/authors/batch',
+      { ids: Array.from({ length: 11 }, (_, i) => `au_${String(i).padStart(12, '0')}`) },
+      { server, auth },
+    );
+    t.is(tooMany.status, 429);
+    t.regex(
+      ((await tooMany.json()) as { error: { message: string } }).error.message,
+      /more than the whole budget of 10; send smaller batches/,
+    );
 
-  await server.services.meter?.flush();
-  t.deepEqual(await meteredCalls(api.world.db, kid), [
-    { method: 'POST', route: '/v1/isbn/batch', status: 200 },
-    { method: 'POST', route: '/v1/isbn/batch', status: 429 },
-    { method: 'POST', route: '/v1/works/batch', status: 400 },
-    { method: 'POST', route: '/v1/books/batch', status: 200 },
-    { method: 'GET', route: '/v1/isbn/:isbn', status: 429 },
-    { method: 'POST', route: '/v1/authors/batch', status: 429 },
-  ]);
-});
+    await server.services.meter?.flush();
+    t.deepEqual(await meteredCalls(api.world.db, kid), [
+      { method: 'POST', route: '/v1/isbn/batch', status: 200 },
+      { method: 'POST', route: '/v1/isbn/batch', status: 429 },
+      { method: 'POST', route: '/v1/works/batch', status: 400 },
+      { method: 'POST', route: '/v1/books/batch', status: 200 },
+      { method: 'GET', route: '/v1/isbn/:isbn', status: 429 },
+      { method: 'POST', route: '/v1/authors/batch', status: 429 },
+    ]);
+  },
+);

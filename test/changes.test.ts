@@ -20,7 +20,8 @@ async function write(changes: Change[]): Promise<void> {
   await withTransaction(api.world.db, (client) => recordChanges(client, changes));
 }
 
-const expectBadRequest = async (t: ExecutionContext, query: string, message: string) => assertBadRequest(t, await get(`/v1/changes${query}`), message, query);
+const expectBadRequest = async (t: ExecutionContext, query: string, message: string) =>
+  assertBadRequest(t, await get(`/v1/changes${query}`), message, query);
 
 test.serial('without since the feed answers 400 "since cursor is required"', async (t) => {
   await expectBadRequest(t, '', 'since cursor is required');
@@ -58,7 +59,10 @@ test.serial('since=0 reads from the beginning; pages follow with next until has_
   }
   t.is(pages, 3);
   t.is(seen.length, 26);
-  t.deepEqual(seen.map((change) => change.seq), [...seen.map((change) => change.seq)].sort((a, b) => a - b));
+  t.deepEqual(
+    seen.map((change) => change.seq),
+    [...seen.map((change) => change.seq)].sort((a, b) => a - b),
+  );
   t.like(seen.at(-1), { entity: 'work', id: 'wk_a', operation: 'merge', survivor_id: 'wk_b' });
   // At the head: an empty page whose next stays put.
   const head = await page(cursor);
@@ -80,7 +84,11 @@ test.serial('concurrent writers committing out of sequence order: a follower see
       try {
         await client.query('begin');
         await client.query('select pg_sleep($1)', [Math.random() * 0.01]);
-        const changes = Array.from({ length: 1 + (n % 3) }, (_, k) => ({ entity: 'book' as const, id: `bk_w${w}_${n}_${k}`, operation: 'update' as const }));
+        const changes = Array.from({ length: 1 + (n % 3) }, (_, k) => ({
+          entity: 'book' as const,
+          id: `bk_w${w}_${n}_${k}`,
+          operation: 'update' as const,
+        }));
         await recordChanges(client, changes);
         await client.query('select pg_sleep($1)', [Math.random() * 0.01]);
         if (Math.random() < 0.1) {

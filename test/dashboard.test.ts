@@ -16,7 +16,21 @@ interface Panel {
 }
 
 // PromQL words that are not metric names: aggregation modifiers, set operators, keywords.
-const NOT_METRICS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'and', 'or', 'unless', 'inf', 'nan']);
+const NOT_METRICS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'inf',
+  'nan',
+]);
 
 /** The metric names a PromQL expression selects: identifiers outside label matchers, ranges, strings and groupings, not called as functions. */
 function metricNames(expr: string): string[] {
@@ -25,7 +39,9 @@ function metricNames(expr: string): string[] {
     .replace(/\{[^}]*\}/g, '')
     .replace(/\[[^\]]*\]/g, '')
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '');
-  return [...bare.matchAll(/(?<![\w$.:])([a-zA-Z_:][\w:]*)(?![\w:]|\s*\()/g)].map((match) => match[1]!).filter((name) => !NOT_METRICS.has(name.toLowerCase()));
+  return [...bare.matchAll(/(?<![\w$.:])([a-zA-Z_:][\w:]*)(?![\w:]|\s*\()/g)]
+    .map((match) => match[1]!)
+    .filter((name) => !NOT_METRICS.has(name.toLowerCase()));
 }
 
 let world: TestWorld;
@@ -61,8 +77,11 @@ test('every metric the Grafana dashboard queries exists in a scrape of the API o
 });
 
 test('the metric names are read out of PromQL, not its functions, labels or groupings', (t) => {
-  t.deepEqual(metricNames('histogram_quantile(0.95, sum by (route, le) (rate(bookmeta_http_request_duration_seconds_bucket{route=~"/v1.*"}[$__rate_interval])))'), [
-    'bookmeta_http_request_duration_seconds_bucket',
-  ]);
+  t.deepEqual(
+    metricNames(
+      'histogram_quantile(0.95, sum by (route, le) (rate(bookmeta_http_request_duration_seconds_bucket{route=~"/v1.*"}[$__rate_interval])))',
+    ),
+    ['bookmeta_http_request_duration_seconds_bucket'],
+  );
   t.deepEqual(metricNames('sum(a_total{x="y"}) / scalar(sum(b_total)) or on (job) c'), ['a_total', 'b_total', 'c']);
 });

@@ -14,7 +14,14 @@ test.before(async () => {
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 });
 test.after.always(async () => {
@@ -42,7 +49,9 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
   const requested: string[] = [];
   const failures: string[] = [];
   page.on('request', (request) => requested.push(request.url()));
-  page.on('response', (answer) => { if (answer.status() >= 400) failures.push(`${answer.status()} ${answer.url()}`); });
+  page.on('response', (answer) => {
+    if (answer.status() >= 400) failures.push(`${answer.status()} ${answer.url()}`);
+  });
   page.on('requestfailed', (request) => failures.push(`${request.url()}: ${request.failure()?.errorText}`));
   page.on('console', (message) => {
     if (message.type() === 'error') failures.push(`console: ${message.text()}`);
@@ -53,7 +62,10 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
   t.is(response?.status(), 200);
   await page.waitForSelector('.opblock-summary-path', { timeout: 15_000 });
   const shown = await page.$$eval('.opblock', (blocks) =>
-    blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+    blocks.map(
+      (block) =>
+        `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+    ),
   );
   t.deepEqual([...new Set(shown)].sort(), expected);
   t.true(await page.$eval('body', (body) => body.innerText.includes('Book metadata service')));
@@ -62,12 +74,22 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
   const groups = await page.$$eval('.opblock-tag-section', (sections) =>
     sections.map((section) => ({
       tag: section.querySelector('.opblock-tag')?.getAttribute('data-tag') ?? '',
-      operations: [...section.querySelectorAll('.opblock')].map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      operations: [...section.querySelectorAll('.opblock')].map(
+        (block) =>
+          `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+      ),
     })),
   );
-  t.deepEqual(groups.map((group) => group.tag), document.tags.map((tag) => tag.name));
+  t.deepEqual(
+    groups.map((group) => group.tag),
+    document.tags.map((tag) => tag.name),
+  );
   t.false(groups.some((group) => group.tag === 'default'));
-  const taggedAs = Object.fromEntries(Object.entries(document.paths).flatMap(([path, operations]) => Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.tags])));
+  const taggedAs = Object.fromEntries(
+    Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.tags]),
+    ),
+  );
   for (const group of groups) {
     t.true(group.operations.length > 0, group.tag);
     for (const operation of group.operations) t.deepEqual(taggedAs[operation], [group.tag], operation);
@@ -78,7 +100,10 @@ test('/docs renders every operation of /openapi.json in a real browser, with no 
 
   t.deepEqual(failures, []);
   const origin = new URL(api.server.url).origin;
-  t.deepEqual(requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')), []);
+  t.deepEqual(
+    requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')),
+    [],
+  );
   t.true(requested.includes(`${origin}/openapi.json`));
 });
 

@@ -12,7 +12,10 @@ const api = useApi(test, { prepare: loadSampleCatalogue, server: { rateLimitMax:
 const HUNGER_GAMES = '9780439023481';
 
 /** A raw HTTP/1.1 exchange, for requests fetch refuses to send; resolves with the status and body. */
-function rawRequest(request: string | Buffer, { halfClose = true } = {}): Promise<{ status: number; contentType: string | undefined; allow: string | undefined; body: string }> {
+function rawRequest(
+  request: string | Buffer,
+  { halfClose = true } = {},
+): Promise<{ status: number; contentType: string | undefined; allow: string | undefined; body: string }> {
   const { port } = new URL(api.server.url);
   return new Promise((resolve, reject) => {
     // Half-closing right after the request suits refusals; a request that waits for a store must
@@ -55,9 +58,17 @@ function misspellings(pathname: string): string[] {
 }
 
 test('no spelling of any data route answers without a key: case, trailing or doubled slashes, percent-encoded letters, dot segments', async (t) => {
-  const { id: bookId, work_id: workId, authors } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string; work_id: string; authors: { id: string }[] };
+  const {
+    id: bookId,
+    work_id: workId,
+    authors,
+  } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string; work_id: string; authors: { id: string }[] };
   const values: Record<string, string> = { isbn: HUNGER_GAMES, books: bookId, works: workId, authors: authors[0]!.id };
-  const queries: Record<string, string> = { '/v1/books/search': '?q=hunger', '/v1/authors/search': '?q=collins', '/v1/changes': '?since=0' };
+  const queries: Record<string, string> = {
+    '/v1/books/search': '?q=hunger',
+    '/v1/authors/search': '?q=collins',
+    '/v1/changes': '?since=0',
+  };
   const bodies: Record<string, string> = { '/v1/match': '{"title": "The Hunger Games"}', '/mcp': callBody };
   const keyed = routes.filter((route) => requestAccess({ method: route.method, path: route.path, query: {} }) === 'key');
   t.true(keyed.length >= 10, 'every data route of the table is walked');
@@ -83,7 +94,10 @@ test('a method no route serves is a 405 with Allow in the error shape, whatever 
   const auth = `Authorization: Bearer ${api.key}\r\n`;
   const cases: [request: string, allow: string][] = [
     [`TRACE /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${auth}Connection: close\r\n\r\n`, 'HEAD, GET'],
-    [`QUERY /v1/books/search HTTP/1.1\r\nHost: test\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 'HEAD, GET'],
+    [
+      `QUERY /v1/books/search HTTP/1.1\r\nHost: test\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      'HEAD, GET',
+    ],
     [`PATCH /mcp HTTP/1.1\r\nHost: test\r\n${auth}Connection: close\r\n\r\n`, 'POST'],
     [`PURGE /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`, 'HEAD, GET'],
     [`CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n${auth}\r\n`, 'HEAD, GET, POST'],
@@ -107,17 +121,31 @@ test('a method no route serves is a 405 with Allow in the error shape, whatever 
 test('a request with more than one Authorization header is a 401 whatever their order', async (t) => {
   const good = `Authorization: Bearer ${api.key}`;
   const bad = 'Authorization: Bearer svc_live_nobody_nothing';
-  for (const headers of [[good, bad], [bad, good], [good, good]]) {
-    const answer = await rawRequest(`GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${headers.join('\r\n')}\r\nConnection: close\r\n\r\n`, { halfClose: false });
+  for (const headers of [
+    [good, bad],
+    [bad, good],
+    [good, good],
+  ]) {
+    const answer = await rawRequest(
+      `GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${headers.join('\r\n')}\r\nConnection: close\r\n\r\n`,
+      { halfClose: false },
+    );
     t.is(answer.status, 401, headers.join(' / '));
     t.false(answer.body.includes('Hunger'));
     t.regex((JSON.parse(answer.body) as { error: { message: string } }).error.message, /more than once/);
   }
-  const once = await rawRequest(`GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${good}\r\nConnection: close\r\n\r\n`, { halfClose: false });
+  const once = await rawRequest(`GET /v1/isbn/${HUNGER_GAMES} HTTP/1.1\r\nHost: test\r\n${good}\r\nConnection: close\r\n\r\n`, {
+    halfClose: false,
+  });
   t.is(once.status, 200);
 });
 
-const callBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } } });
+const callBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'lookup_isbn', arguments: { isbn: HUNGER_GAMES } },
+});
 
 test('with a key, a misspelt path is a 404, never the route it resembles', async (t) => {
   for (const path of [`/V1/isbn/${HUNGER_GAMES}`, `/v1/isbn/${HUNGER_GAMES}/`, `/v1//isbn/${HUNGER_GAMES}`, '/MCP']) {
@@ -128,7 +156,15 @@ test('with a key, a misspelt path is a 404, never the route it resembles', async
 });
 
 test('an id with a NUL or control character, or of the wrong shape, is a 400 before any store sees it', async (t) => {
-  const cases = ['/v1/books/bk_%00abc', '/v1/books/bk_%00bcdefghjkmn', '/v1/works/wk_%01', '/v1/authors/au_%0a', '/v1/books/bk_%00abc/recommendations', '/v1/books/au_0000000000zz', '/v1/works/x'];
+  const cases = [
+    '/v1/books/bk_%00abc',
+    '/v1/books/bk_%00bcdefghjkmn',
+    '/v1/works/wk_%01',
+    '/v1/authors/au_%0a',
+    '/v1/books/bk_%00abc/recommendations',
+    '/v1/books/au_0000000000zz',
+    '/v1/works/x',
+  ];
   for (const path of cases) {
     const response = await api.get(path);
     t.is(response.status, 400, path);
@@ -140,7 +176,9 @@ test('an id with a NUL or control character, or of the wrong shape, is a 400 bef
 
 test('bad requests mixed into concurrent valid lookups never fail one of them', async (t) => {
   const { id } = (await (await api.get(`/v1/isbn/${HUNGER_GAMES}`)).json()) as { id: string };
-  const valid = Array.from({ length: 190 }, (_, index) => (index % 2 === 0 ? `/v1/books/${id}` : `/v1/books/bk_${String(index).padStart(12, '0')}`));
+  const valid = Array.from({ length: 190 }, (_, index) =>
+    index % 2 === 0 ? `/v1/books/${id}` : `/v1/books/bk_${String(index).padStart(12, '0')}`,
+  );
   const bad = Array.from({ length: 20 }, (_, index) => `/v1/books/bk_%00${String(index).padStart(9, '0')}`);
   const paths = [...valid, ...bad].sort(() => Math.random() - 0.5);
   const answers = await Promise.all(paths.map(async (path) => ({ path, status: (await api.get(path)).status })));
@@ -160,15 +198,22 @@ test('a point lookup ignores query parameters it does not define: junk adds no c
   }
   const keys = await api.world.redis.keys(`${api.world.config.redisPrefix}*`);
   t.true(keys.some((key) => key.endsWith(`/v1/isbn/${HUNGER_GAMES}`)));
-  t.deepEqual(keys.filter((key) => key.includes('junk')), []);
+  t.deepEqual(
+    keys.filter((key) => key.includes('junk')),
+    [],
+  );
 });
 
 test('usage records the route template; paths no route matches are one bucket', async (t) => {
   const key = await newKey(api.world, 'buckets');
   const junk = `/v1/${'x'.repeat(2000)}`;
-  for (const path of [junk, '/v1/anything/else', '/nothing', `/v1/isbn/${HUNGER_GAMES}`]) await fetch(`${api.server.url}${path}`, { headers: key.auth });
+  for (const path of [junk, '/v1/anything/else', '/nothing', `/v1/isbn/${HUNGER_GAMES}`])
+    await fetch(`${api.server.url}${path}`, { headers: key.auth });
   await api.server.services.meter!.flush();
-  const { rows } = await api.world.db.query<{ route: string; calls: number }>('select route, count(*)::int as calls from usage where kid = $1 group by route order by route', [key.kid]);
+  const { rows } = await api.world.db.query<{ route: string; calls: number }>(
+    'select route, count(*)::int as calls from usage where kid = $1 group by route order by route',
+    [key.kid],
+  );
   t.deepEqual(rows, [
     { route: '(unmatched)', calls: 3 },
     { route: '/v1/isbn/:isbn', calls: 1 },
@@ -203,11 +248,15 @@ test('a POST body that is not declared JSON, or is encoded, is a 415; malformed 
   }
 });
 
-test('requests Node\'s parser refuses, or HTTP/1.1 does (no Host, an unknown Expect), still answer the contract\'s JSON error', async (t) => {
+test("requests Node's parser refuses, or HTTP/1.1 does (no Host, an unknown Expect), still answer the contract's JSON error", async (t) => {
   const cases: [request: string | Buffer, status: number, code: string][] = [
     [`GET /v1/isbn/${'9'.repeat(17_000)} HTTP/1.1\r\nHost: test\r\n\r\n`, 431, 'headers_too_large'],
     [`GET /v1/isbn/1 HTTP/1.1\r\nHost: test\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'headers_too_large'],
-    [Buffer.concat([Buffer.from('GET /v1/'), Buffer.from([0xc3, 0xa9, 0xff]), Buffer.from(' HTTP/1.1\r\nHost: test\r\n\r\n')]), 400, 'bad_request'],
+    [
+      Buffer.concat([Buffer.from('GET /v1/'), Buffer.from([0xc3, 0xa9, 0xff]), Buffer.from(' HTTP/1.1\r\nHost: test\r\n\r\n')]),
+      400,
+      'bad_request',
+    ],
     ['FROB /v1/isbn/1 HTTP/1.1\r\nHost: test\r\n\r\n', 400, 'bad_request'],
     ['GET /v1/isbn/1 HTTP/1.1\r\nHost: test\r\nBad Header: x\r\n\r\n', 400, 'bad_request'],
     ['this is not http\r\n\r\n', 400, 'bad_request'],
@@ -220,6 +269,6 @@ test('requests Node\'s parser refuses, or HTTP/1.1 does (no Host, an unknown Exp
     const note = String(request).slice(0, 40);
     t.is(answer.status, status, note);
     t.regex(answer.contentType ?? '', /^application\/json(;|$)/, note);
-    t.is(((JSON.parse(answer.body) as { error: { code: string } }).error).code, code, note);
+    t.is((JSON.parse(answer.body) as { error: { code: string } }).error.code, code, note);
   }
 });

@@ -72,7 +72,10 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
     auth,
     kid,
     async call(path, init = {}) {
-      const response = await fetch(`${server.url}${path}`, { ...init, headers: { ...auth, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } });
+      const response = await fetch(`${server.url}${path}`, {
+        ...init,
+        headers: { ...auth, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) },
+      });
       const text = await response.text();
       const requestId = response.headers.get('X-Request-Id');
       const line = log.find((entry) => entry.msg === 'request' && entry.requestId === requestId);
@@ -82,8 +85,17 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
 }
 
 test.before(async () => {
-  [redis, postgres, elastic] = await Promise.all([RedisProcess.start(), PostgresCluster.create(), TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200')]);
-  world = await createWorld({ STORE_WAIT_MS: '500', DATABASE_URL: postgres.url('bookmeta_faults'), REDIS_URL: redis.url, ELASTICSEARCH_URL: elastic.url });
+  [redis, postgres, elastic] = await Promise.all([
+    RedisProcess.start(),
+    PostgresCluster.create(),
+    TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200'),
+  ]);
+  world = await createWorld({
+    STORE_WAIT_MS: '500',
+    DATABASE_URL: postgres.url('bookmeta_faults'),
+    REDIS_URL: redis.url,
+    ELASTICSEARCH_URL: elastic.url,
+  });
   deps = loaderDeps(world);
   await loadSampleCatalogue(world);
   await reindex(deps, 'all', { progress: false });
@@ -98,7 +110,6 @@ test.after.always(async () => {
   await world?.destroy().catch(() => undefined);
   await Promise.all([redis?.stop(), postgres?.destroy(), elastic?.close()]);
 });
-
 
 /** A 503 in the contract's shape naming the store, with Retry-After, answered within a second. */
 function assertUnavailable(t: ExecutionContext, answer: Answer, store: string, what: string): void {
@@ -120,211 +131,260 @@ const nextQuery = (() => {
   return () => `q${++n}x${Date.now()}`;
 })();
 
-test.serial('Elasticsearch unreachable: search, match and recommendations answer 503 naming it; lookups and changes keep working; it comes back without a restart', async (t) => {
-  const from = api.log.length;
-  await elastic.close();
-  const needsSearch: [string, RequestInit?][] = [
-    [`/v1/books/search?q=${nextQuery()}`],
-    [`/v1/authors/search?q=${nextQuery()}`],
-    ['/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) }],
-    [`/v1/books/${books[0]!.id}/recommendations`],
-  ];
-  for (let round = 0; round < 5; round++) {
-    for (const [path, init] of needsSearch) assertUnavailable(t, await api.call(round === 0 ? path : path.replace(/q\d+x\d+/, nextQuery()), init), 'Elasticsearch', path);
-  }
-  const lookup = await api.call(`/v1/isbn/${books[1]!.isbn_13}`);
-  t.is(lookup.status, 200);
-  t.is((await api.call(`/v1/books/${books[2]!.id}`)).status, 200);
-  t.is((await api.call('/v1/changes?since=0&limit=5')).status, 200);
-  t.deepEqual(outageLines(from, 'Elasticsearch').map((line) => line.msg), ['Elasticsearch unavailable']);
-
-  await elastic.open();
-  t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
-  t.is((await api.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: 'The Hunger Games' }) })).status, 200);
-  t.deepEqual(outageLines(from, 'Elasticsearch').map((line) => line.msg), ['Elasticsearch unavailable', 'Elasticsearch available again']);
-});
-
-test.serial('Elasticsearch stalled: a search waits at most its bound, then 503; while it stays stalled, searches are refused at once', async (t) => {
-  // A server whose client has seen no error yet: its searches meet the hung node itself.
-  const fresh = await startApi();
-  elastic.stall();
-  try {
-    for (let i = 0; i < 10; i++) assertUnavailable(t, await fresh.call(`/v1/books/search?q=${nextQuery()}`), 'Elasticsearch', 'search while stalled');
-    t.is((await fresh.call(`/v1/isbn/${books[3]!.isbn_13}`)).status, 200);
-  } finally {
-    await elastic.open();
-  }
-  try {
-    t.true(await eventually(async () => (await fresh.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
-  } finally {
-    await fresh.server.stop();
-  }
-});
-
-test.serial('Elasticsearch slow: a batch waits longer than one search, by its size; a search or batch past its wait is a 503, and slow answers do not make the store count as away', async (t) => {
-  // Every answer of Elasticsearch 1.2 s late, against a wait of 1 s for one search and 5.9 s for a
-  // batch's 50: the batch's searches keep seconds of margin on a loaded machine.
-  const slow = await startApi({ storeWaitMs: 1_000 });
-  const batchBooks = await liveBooks(world.db, 50, { withIsbn: true });
-  // Title and ISBN: each is matched in the first round, so the batch makes one _msearch of 50 searches.
-  const records = batchBooks.map((book) => ({ title: book.title, isbn: book.isbn_13 }));
-  elastic.delay(1_200);
-  try {
-    const batch = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records }) });
-    t.is(batch.status, 200, JSON.stringify({ ms: batch.ms, body: batch.body, log: slow.log.filter((line) => line.store === 'Elasticsearch') }).slice(0, 800));
-    const results = batch.body.results as { match: { id: string } | null }[];
-    t.deepEqual(results.map((result) => result.match?.id), batchBooks.map((book) => book.id));
-
-    const single = await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) });
-    t.is(single.status, 503, JSON.stringify(single.body));
-    t.is(single.body.error?.code, 'unavailable');
-    t.true(single.ms < 2_000, `${single.ms} ms`);
-
-    // Past even a batch's wait (1.9 s for 10): each batch is a 503 of its own, and batches running out in a row do not count the store away.
-    // Other records: the first batch's answers are in the short cache.
-    const others = (await liveBooks(world.db, 10, { offset: 50, withIsbn: true })).map((book) => ({ title: book.title, isbn: book.isbn_13 }));
-    await elastic.open();
-    elastic.delay(2_500);
-    for (let i = 0; i < 3; i++) {
-      const late = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: others }) });
-      t.is(late.status, 503, JSON.stringify(late.body));
-      t.true(late.ms < 2_500, `${late.ms} ms`);
-    }
-  } finally {
-    await elastic.open();
-  }
-  // Waits that ran out are slow answers, not an outage: the next search is answered.
-  t.is((await slow.call(`/v1/books/search?q=${nextQuery()}`)).status, 200);
-  t.deepEqual(slow.log.filter((line) => line.store === 'Elasticsearch').map((line) => line.msg), []);
-  await slow.server.stop();
-});
-
-test.serial('Elasticsearch slow: a search or match that asks it twice waits one budget for all its calls, not one wait per call', async (t) => {
-  // Each answer 800 ms late against a wait of 1 s: one call fits, two do not (1.6 s and more, one wait each).
-  const slow = await startApi({ storeWaitMs: 1_000 });
-  elastic.delay(800);
-  try {
-    // Words no book has: the round as typed finds nothing, so a second round tolerates typos.
-    const answers: [string, Answer][] = [
-      ['search', await slow.call(`/v1/books/search?q=${nextQuery()}`)],
-      ['author search', await slow.call(`/v1/authors/search?q=${nextQuery()}`)],
-      ['match', await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) })],
+test.serial(
+  'Elasticsearch unreachable: search, match and recommendations answer 503 naming it; lookups and changes keep working; it comes back without a restart',
+  async (t) => {
+    const from = api.log.length;
+    await elastic.close();
+    const needsSearch: [string, RequestInit?][] = [
+      [`/v1/books/search?q=${nextQuery()}`],
+      [`/v1/authors/search?q=${nextQuery()}`],
+      ['/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) }],
+      [`/v1/books/${books[0]!.id}/recommendations`],
     ];
-    for (const [what, answer] of answers) {
-      t.true(answer.status === 200 || answer.body.error?.code === 'unavailable', `${what}: ${JSON.stringify(answer.body)}`);
-      t.true(answer.ms < 1_000 + 400, `${what} took ${answer.ms} ms, past its 1 s wait`);
+    for (let round = 0; round < 5; round++) {
+      for (const [path, init] of needsSearch)
+        assertUnavailable(t, await api.call(round === 0 ? path : path.replace(/q\d+x\d+/, nextQuery()), init), 'Elasticsearch', path);
     }
-  } finally {
+    const lookup = await api.call(`/v1/isbn/${books[1]!.isbn_13}`);
+    t.is(lookup.status, 200);
+    t.is((await api.call(`/v1/books/${books[2]!.id}`)).status, 200);
+    t.is((await api.call('/v1/changes?since=0&limit=5')).status, 200);
+    t.deepEqual(
+      outageLines(from, 'Elasticsearch').map((line) => line.msg),
+      ['Elasticsearch unavailable'],
+    );
+
     await elastic.open();
-  }
-  try {
-    // A call cut short by its request's budget is not a sign of an outage.
+    t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
+    t.is((await api.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: 'The Hunger Games' }) })).status, 200);
+    t.deepEqual(
+      outageLines(from, 'Elasticsearch').map((line) => line.msg),
+      ['Elasticsearch unavailable', 'Elasticsearch available again'],
+    );
+  },
+);
+
+test.serial(
+  'Elasticsearch stalled: a search waits at most its bound, then 503; while it stays stalled, searches are refused at once',
+  async (t) => {
+    // A server whose client has seen no error yet: its searches meet the hung node itself.
+    const fresh = await startApi();
+    elastic.stall();
+    try {
+      for (let i = 0; i < 10; i++)
+        assertUnavailable(t, await fresh.call(`/v1/books/search?q=${nextQuery()}`), 'Elasticsearch', 'search while stalled');
+      t.is((await fresh.call(`/v1/isbn/${books[3]!.isbn_13}`)).status, 200);
+    } finally {
+      await elastic.open();
+    }
+    try {
+      t.true(await eventually(async () => (await fresh.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
+    } finally {
+      await fresh.server.stop();
+    }
+  },
+);
+
+test.serial(
+  'Elasticsearch slow: a batch waits longer than one search, by its size; a search or batch past its wait is a 503, and slow answers do not make the store count as away',
+  async (t) => {
+    // Every answer of Elasticsearch 1.2 s late, against a wait of 1 s for one search and 5.9 s for a
+    // batch's 50: the batch's searches keep seconds of margin on a loaded machine.
+    const slow = await startApi({ storeWaitMs: 1_000 });
+    const batchBooks = await liveBooks(world.db, 50, { withIsbn: true });
+    // Title and ISBN: each is matched in the first round, so the batch makes one _msearch of 50 searches.
+    const records = batchBooks.map((book) => ({ title: book.title, isbn: book.isbn_13 }));
+    elastic.delay(1_200);
+    try {
+      const batch = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records }) });
+      t.is(
+        batch.status,
+        200,
+        JSON.stringify({ ms: batch.ms, body: batch.body, log: slow.log.filter((line) => line.store === 'Elasticsearch') }).slice(0, 800),
+      );
+      const results = batch.body.results as { match: { id: string } | null }[];
+      t.deepEqual(
+        results.map((result) => result.match?.id),
+        batchBooks.map((book) => book.id),
+      );
+
+      const single = await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) });
+      t.is(single.status, 503, JSON.stringify(single.body));
+      t.is(single.body.error?.code, 'unavailable');
+      t.true(single.ms < 2_000, `${single.ms} ms`);
+
+      // Past even a batch's wait (1.9 s for 10): each batch is a 503 of its own, and batches running out in a row do not count the store away.
+      // Other records: the first batch's answers are in the short cache.
+      const others = (await liveBooks(world.db, 10, { offset: 50, withIsbn: true })).map((book) => ({
+        title: book.title,
+        isbn: book.isbn_13,
+      }));
+      await elastic.open();
+      elastic.delay(2_500);
+      for (let i = 0; i < 3; i++) {
+        const late = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: others }) });
+        t.is(late.status, 503, JSON.stringify(late.body));
+        t.true(late.ms < 2_500, `${late.ms} ms`);
+      }
+    } finally {
+      await elastic.open();
+    }
+    // Waits that ran out are slow answers, not an outage: the next search is answered.
     t.is((await slow.call(`/v1/books/search?q=${nextQuery()}`)).status, 200);
-    t.deepEqual(slow.log.filter((line) => line.store === 'Elasticsearch').map((line) => line.msg), []);
-  } finally {
+    t.deepEqual(
+      slow.log.filter((line) => line.store === 'Elasticsearch').map((line) => line.msg),
+      [],
+    );
     await slow.server.stop();
-  }
-});
+  },
+);
 
-test.serial('Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT', async (t) => {
-  const path = `/v1/isbn/${books[4]!.isbn_13}`;
-  await api.call(path);
-  t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
-  const from = api.log.length;
-  redis.pause();
-  try {
-    for (let i = 0; i < 10; i++) {
-      const answer = await api.call(i % 2 === 0 ? path : `/v1/books/${books[5 + i]!.id}`);
-      t.is(answer.status, 200);
-      t.is(answer.headers.get('X-Cache'), 'MISS');
-      t.true(answer.ms < 1_000, `${Math.round(answer.ms)} ms`);
+test.serial(
+  'Elasticsearch slow: a search or match that asks it twice waits one budget for all its calls, not one wait per call',
+  async (t) => {
+    // Each answer 800 ms late against a wait of 1 s: one call fits, two do not (1.6 s and more, one wait each).
+    const slow = await startApi({ storeWaitMs: 1_000 });
+    elastic.delay(800);
+    try {
+      // Words no book has: the round as typed finds nothing, so a second round tolerates typos.
+      const answers: [string, Answer][] = [
+        ['search', await slow.call(`/v1/books/search?q=${nextQuery()}`)],
+        ['author search', await slow.call(`/v1/authors/search?q=${nextQuery()}`)],
+        ['match', await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) })],
+      ];
+      for (const [what, answer] of answers) {
+        t.true(answer.status === 200 || answer.body.error?.code === 'unavailable', `${what}: ${JSON.stringify(answer.body)}`);
+        t.true(answer.ms < 1_000 + 400, `${what} took ${answer.ms} ms, past its 1 s wait`);
+      }
+    } finally {
+      await elastic.open();
     }
-    const searched = await api.call(`/v1/books/search?q=${nextQuery()}`);
-    t.is(searched.status, 200, 'search without its short cache');
-    t.true(searched.ms < 1_000);
-    // Its ping never answers: /health still says so within a second.
-    const health = await api.call('/health');
-    t.is(health.status, 503);
-    t.is((health.body.checks as Record<string, { status: string }>).redis?.status, 'down');
-    t.true(health.ms < 1_000, `/health took ${health.ms} ms`);
-  } finally {
-    redis.resume();
-  }
-  t.true(await eventually(async () => (await api.call(path)).headers.get('X-Cache') === 'HIT', 5_000));
-  t.deepEqual(outageLines(from, 'Redis').map((line) => line.msg), ['Redis unavailable', 'Redis available again']);
-});
-
-test.serial('Redis down: the rate limit holds per instance in memory, for requests and whole batches, and returns to Redis with it', async (t) => {
-  const limited = await startApi({ rateLimitMax: 5 });
-  try {
-    await redis.stop();
-    const isbn = (i: number) => `/v1/isbn/${books[20 + i]!.isbn_13}`;
-    for (let i = 0; i < 2; i++) {
-      const answer = await limited.call(isbn(i));
-      t.is(answer.status, 200);
-      t.is(answer.headers.get('RateLimit-Remaining'), String(4 - i));
+    try {
+      // A call cut short by its request's budget is not a sign of an outage.
+      t.is((await slow.call(`/v1/books/search?q=${nextQuery()}`)).status, 200);
+      t.deepEqual(
+        slow.log.filter((line) => line.store === 'Elasticsearch').map((line) => line.msg),
+        [],
+      );
+    } finally {
+      await slow.server.stop();
     }
-    const batch = (isbns: string[]) => limited.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: isbns.map((isbn) => ({ isbn })) }) });
-    // Three left: a batch of four is refused whole, one of three is admitted whole.
-    const refused = await batch([0, 1, 2, 3].map((i) => books[24 + i]!.isbn_13));
-    t.is(refused.status, 429);
-    t.is(refused.body.error?.code, 'rate_limited');
-    const admitted = await batch([0, 1, 2].map((i) => books[24 + i]!.isbn_13));
-    t.is(admitted.status, 200);
-    t.is(admitted.headers.get('RateLimit-Remaining'), '0');
-    const over = await limited.call(isbn(3));
-    t.is(over.status, 429);
-    t.true(Number(over.headers.get('Retry-After')) >= 1);
-    t.true(over.ms < 1_000);
+  },
+);
 
-    await redis.start();
-    // Redis has its own count, which did not see the calls counted in memory: a fresh budget.
-    t.true(await eventually(async () => (await limited.call(isbn(4))).headers.get('RateLimit-Remaining') === '4', 5_000));
-  } finally {
-    await redis.start();
-    await limited.server.stop();
-  }
-});
+test.serial(
+  'Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT',
+  async (t) => {
+    const path = `/v1/isbn/${books[4]!.isbn_13}`;
+    await api.call(path);
+    t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
+    const from = api.log.length;
+    redis.pause();
+    try {
+      for (let i = 0; i < 10; i++) {
+        const answer = await api.call(i % 2 === 0 ? path : `/v1/books/${books[5 + i]!.id}`);
+        t.is(answer.status, 200);
+        t.is(answer.headers.get('X-Cache'), 'MISS');
+        t.true(answer.ms < 1_000, `${Math.round(answer.ms)} ms`);
+      }
+      const searched = await api.call(`/v1/books/search?q=${nextQuery()}`);
+      t.is(searched.status, 200, 'search without its short cache');
+      t.true(searched.ms < 1_000);
+      // Its ping never answers: /health still says so within a second.
+      const health = await api.call('/health');
+      t.is(health.status, 503);
+      t.is((health.body.checks as Record<string, { status: string }>).redis?.status, 'down');
+      t.true(health.ms < 1_000, `/health took ${health.ms} ms`);
+    } finally {
+      redis.resume();
+    }
+    t.true(await eventually(async () => (await api.call(path)).headers.get('X-Cache') === 'HIT', 5_000));
+    t.deepEqual(
+      outageLines(from, 'Redis').map((line) => line.msg),
+      ['Redis unavailable', 'Redis available again'],
+    );
+  },
+);
 
-test.serial('PostgreSQL stopped: cached lookups and known keys keep working, the rest answers 503 naming it, usage waits; all recover without a restart', async (t) => {
-  const cached = `/v1/isbn/${books[30]!.isbn_13}`;
-  // Redis was restarted just before: the client may still be reconnecting.
-  t.true(await eventually(async () => (await api.call(cached)).headers.get('X-Cache') === 'HIT', 5_000));
-  const stranger = await newKey(world, 'never-seen');
-  const usageBefore = await meteredCount(world.db, api.kid);
-  const from = api.log.length;
-  let calls = 0;
-  const call = (path: string) => {
-    calls += 1;
-    return api.call(path);
-  };
+test.serial(
+  'Redis down: the rate limit holds per instance in memory, for requests and whole batches, and returns to Redis with it',
+  async (t) => {
+    const limited = await startApi({ rateLimitMax: 5 });
+    try {
+      await redis.stop();
+      const isbn = (i: number) => `/v1/isbn/${books[20 + i]!.isbn_13}`;
+      for (let i = 0; i < 2; i++) {
+        const answer = await limited.call(isbn(i));
+        t.is(answer.status, 200);
+        t.is(answer.headers.get('RateLimit-Remaining'), String(4 - i));
+      }
+      const batch = (isbns: string[]) =>
+        limited.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: isbns.map((isbn) => ({ isbn })) }) });
+      // Three left: a batch of four is refused whole, one of three is admitted whole.
+      const refused = await batch([0, 1, 2, 3].map((i) => books[24 + i]!.isbn_13));
+      t.is(refused.status, 429);
+      t.is(refused.body.error?.code, 'rate_limited');
+      const admitted = await batch([0, 1, 2].map((i) => books[24 + i]!.isbn_13));
+      t.is(admitted.status, 200);
+      t.is(admitted.headers.get('RateLimit-Remaining'), '0');
+      const over = await limited.call(isbn(3));
+      t.is(over.status, 429);
+      t.true(Number(over.headers.get('Retry-After')) >= 1);
+      t.true(over.ms < 1_000);
 
-  await postgres.stop();
-  try {
-    t.is((await call(cached)).status, 200);
-    assertUnavailable(t, await call(`/v1/books/${books[31]!.id}`), 'PostgreSQL', 'uncached lookup');
-    assertUnavailable(t, await call('/v1/changes?since=0'), 'PostgreSQL', 'change feed');
-    const unknownKey = await fetch(`${api.server.url}${cached}`, { headers: stranger.auth });
-    t.is(unknownKey.status, 503, 'a key never seen cannot be checked');
-    // Past the age after which a key's row must be read again: a known key still works.
-    await new Promise((resolve) => setTimeout(resolve, 3_200));
-    const later = await call(cached);
-    t.is(later.status, 200);
-    t.is(later.headers.get('X-Cache'), 'HIT');
-    const health = await fetch(`${api.server.url}/health`);
-    t.is(health.status, 503);
-  } finally {
-    await postgres.start();
-  }
-  t.true(await eventually(async () => (await call(`/v1/books/${books[31]!.id}`)).status === 200, 5_000));
-  t.is((await fetch(`${api.server.url}${cached}`, { headers: stranger.auth })).status, 200);
-  // Usage recorded while PostgreSQL was away is written once it is back.
-  t.true(await eventually(async () => (await meteredCount(world.db, api.kid)) >= usageBefore + calls, 10_000));
-  // The guard's two lines, and the meter's, once per retry of its write (not per call).
-  const lines = outageLines(from, 'PostgreSQL').map((line) => line.msg);
-  t.deepEqual(
-    lines.filter((msg) => msg !== 'usage write failed; records kept for retry'),
-    ['PostgreSQL unavailable', 'PostgreSQL available again'],
-  );
-  t.true(lines.length <= 2 + 6, lines.join('; '));
-});
+      await redis.start();
+      // Redis has its own count, which did not see the calls counted in memory: a fresh budget.
+      t.true(await eventually(async () => (await limited.call(isbn(4))).headers.get('RateLimit-Remaining') === '4', 5_000));
+    } finally {
+      await redis.start();
+      await limited.server.stop();
+    }
+  },
+);
+
+test.serial(
+  'PostgreSQL stopped: cached lookups and known keys keep working, the rest answers 503 naming it, usage waits; all recover without a restart',
+  async (t) => {
+    const cached = `/v1/isbn/${books[30]!.isbn_13}`;
+    // Redis was restarted just before: the client may still be reconnecting.
+    t.true(await eventually(async () => (await api.call(cached)).headers.get('X-Cache') === 'HIT', 5_000));
+    const stranger = await newKey(world, 'never-seen');
+    const usageBefore = await meteredCount(world.db, api.kid);
+    const from = api.log.length;
+    let calls = 0;
+    const call = (path: string) => {
+      calls += 1;
+      return api.call(path);
+    };
+
+    await postgres.stop();
+    try {
+      t.is((await call(cached)).status, 200);
+      assertUnavailable(t, await call(`/v1/books/${books[31]!.id}`), 'PostgreSQL', 'uncached lookup');
+      assertUnavailable(t, await call('/v1/changes?since=0'), 'PostgreSQL', 'change feed');
+      const unknownKey = await fetch(`${api.server.url}${cached}`, { headers: stranger.auth });
+      t.is(unknownKey.status, 503, 'a key never seen cannot be checked');
+      // Past the age after which a key's row must be read again: a known key still works.
+      await new Promise((resolve) => setTimeout(resolve, 3_200));
+      const later = await call(cached);
+      t.is(later.status, 200);
+      t.is(later.headers.get('X-Cache'), 'HIT');
+      const health = await fetch(`${api.server.url}/health`);
+      t.is(health.status, 503);
+    } finally {
+      await postgres.start();
+    }
+    t.true(await eventually(async () => (await call(`/v1/books/${books[31]!.id}`)).status === 200, 5_000));
+    t.is((await fetch(`${api.server.url}${cached}`, { headers: stranger.auth })).status, 200);
+    // Usage recorded while PostgreSQL was away is written once it is back.
+    t.true(await eventually(async () => (await meteredCount(world.db, api.kid)) >= usageBefore + calls, 10_000));
+    // The guard's two lines, and the meter's, once per retry of its write (not per call).
+    const lines = outageLines(from, 'PostgreSQL').map((line) => line.msg);
+    t.deepEqual(
+      lines.filter((msg) => msg !== 'usage write failed; records kept for retry'),
+      ['PostgreSQL unavailable', 'PostgreSQL available again'],
+    );
+    t.true(lines.length <= 2 + 6, lines.join('; '));
+  },
+);

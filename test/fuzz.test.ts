@@ -32,7 +32,8 @@ function rememberSecret(secret: string): void {
   for (let start = 0; start + SECRET_WINDOW <= secret.length; start++) secretWindows.add(secret.slice(start, start + SECRET_WINDOW));
 }
 const holdsSecret = (line: string): boolean => {
-  for (let start = 0; start + SECRET_WINDOW <= line.length; start++) if (secretWindows.has(line.slice(start, start + SECRET_WINDOW))) return true;
+  for (let start = 0; start + SECRET_WINDOW <= line.length; start++)
+    if (secretWindows.has(line.slice(start, start + SECRET_WINDOW))) return true;
   return false;
 };
 let validKey: string;
@@ -52,7 +53,9 @@ test.before(async () => {
   port = Number(new URL(server.url).port);
   ({ key: validKey, kid } = await newKey(world, 'fuzz'));
   rememberSecret(validKey.split('_')[3]!);
-  const { rows } = await world.db.query<{ id: string; work_id: string; isbn_13: string | null }>('select id, work_id, isbn_13 from books where merged_into is null order by id limit 5');
+  const { rows } = await world.db.query<{ id: string; work_id: string; isbn_13: string | null }>(
+    'select id, work_id, isbn_13 from books where merged_into is null order by id limit 5',
+  );
   const { rows: authors } = await world.db.query<{ id: string }>('select id from authors where merged_into is null order by id limit 3');
   knownValues = [...rows.flatMap((row) => [row.id, row.work_id, row.isbn_13 ?? '']), ...authors.map((row) => row.id), '0', '42'];
   routes = table.map((route) => ({ template: route.path, methods: [route.method] }));
@@ -85,7 +88,26 @@ const junkText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
-  fc.constantFrom('', ' ', '-1', '0', '1e309', 'NaN', 'Infinity', '9'.repeat(400), 'x'.repeat(5_000), '\u0000', '\n', '😀', 'null', 'true', '[]', '{}', '%', '../..'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '-1',
+    '0',
+    '1e309',
+    'NaN',
+    'Infinity',
+    '9'.repeat(400),
+    'x'.repeat(5_000),
+    '\u0000',
+    '\n',
+    '😀',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    '%',
+    '../..',
+  ),
   fc.integer().map(String),
   fc.double().map(String),
 );
@@ -107,7 +129,13 @@ const paramValue = fc.oneof(
 
 const QUERY_NAMES = ['q', 'since', 'limit', 'offset', 'author_id', 'language', 'year_from', 'year_to', 'editions'];
 const query = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), urlPiece), fc.oneof(urlPiece, fc.constantFrom('hunger', 'collins', '10', '0', 'all', 'en', '1990'))), { maxLength: 5 })
+  .array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom(...QUERY_NAMES), urlPiece),
+      fc.oneof(urlPiece, fc.constantFrom('hunger', 'collins', '10', '0', 'all', 'en', '1990')),
+    ),
+    { maxLength: 5 },
+  )
   .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([name, value]) => `${name}=${value}`).join('&')}`));
 
 /** A header value Node will send (it refuses control characters). */
@@ -115,22 +143,39 @@ const headerValue = junkText.map((text) => text.replace(/[^\t\x20-\x7e\x80-\xff]
 
 /** The Authorization header and, when it holds one, the secret it carries (which the log must never show). */
 const authorization = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('Bearer', 'bearer', 'BEARER').map((scheme) => ({ value: `${scheme} ${validKey}`, valid: true })) },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('Bearer', 'bearer', 'BEARER').map((scheme) => ({ value: `${scheme} ${validKey}`, valid: true })),
+  },
   { weight: 2, arbitrary: fc.constant({ value: undefined, valid: false }) },
   {
     weight: 1,
     // A well-formed key that is not ours: an unknown kid, or (rarely: each costs a real scrypt) ours with a wrong secret.
-    arbitrary: fc.tuple(fc.stringMatching(/^[0-9a-z]{12}$/), fc.stringMatching(/^[0-9A-Za-z]{52}$/), fc.nat(9)).map(([otherKid, secret, dice]) => ({
-      value: `Bearer svc_live_${dice === 0 ? kid : otherKid}_${secret}`,
-      valid: false,
-      secret,
-    })),
+    arbitrary: fc
+      .tuple(fc.stringMatching(/^[0-9a-z]{12}$/), fc.stringMatching(/^[0-9A-Za-z]{52}$/), fc.nat(9))
+      .map(([otherKid, secret, dice]) => ({
+        value: `Bearer svc_live_${dice === 0 ? kid : otherKid}_${secret}`,
+        valid: false,
+        secret,
+      })),
   },
   { weight: 1, arbitrary: headerValue.map((value) => ({ value: value === '' ? undefined : value, valid: false })) },
-  { weight: 1, arbitrary: fc.constantFrom('Basic Zm9vOmJhcg==', 'Bearer', 'Bearer ', `Bearer  ${'x'.repeat(60)}`, 'Bearer svc_live_', `Token abc`).map((value) => ({ value, valid: false })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('Basic Zm9vOmJhcg==', 'Bearer', 'Bearer ', `Bearer  ${'x'.repeat(60)}`, 'Bearer svc_live_', `Token abc`)
+      .map((value) => ({ value, valid: false })),
+  },
 );
 
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/merge-patch+json'];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/merge-patch+json',
+];
 const optionalHeaders = fc
   .tuple(
     fc.record(
@@ -152,10 +197,22 @@ const optionalHeaders = fc
 const body = fc.oneof(
   fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value) ?? 'null')),
   fc
-    .record({ field: fc.constantFrom('isbns', 'ids', 'records'), keys: fc.array(fc.oneof({ weight: 3, arbitrary: paramValue }, { weight: 1, arbitrary: fc.jsonValue() }), { maxLength: 110 }) })
+    .record({
+      field: fc.constantFrom('isbns', 'ids', 'records'),
+      keys: fc.array(fc.oneof({ weight: 3, arbitrary: paramValue }, { weight: 1, arbitrary: fc.jsonValue() }), { maxLength: 110 }),
+    })
     .map(({ field, keys }) => Buffer.from(JSON.stringify({ [field]: keys }))),
   fc
-    .record({ title: fc.oneof(junkText, fc.jsonValue()), isbn: fc.oneof(junkText, fc.jsonValue()), author: junkText, year: fc.oneof(fc.integer(), junkText), publisher: junkText }, { requiredKeys: [] })
+    .record(
+      {
+        title: fc.oneof(junkText, fc.jsonValue()),
+        isbn: fc.oneof(junkText, fc.jsonValue()),
+        author: junkText,
+        year: fc.oneof(fc.integer(), junkText),
+        publisher: junkText,
+      },
+      { requiredKeys: [] },
+    )
     .map((value) => Buffer.from(JSON.stringify(value))),
   junkText.map((text) => Buffer.from(text)),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
@@ -186,10 +243,36 @@ const routeRequest = fc
 /** Any path at all, made of route words and junk, any method; mostly without a key. */
 const anyPathRequest = fc
   .record({
-    segments: fc.array(fc.oneof(fc.constantFrom('v1', 'V1', 'mcp', 'MCP', 'isbn', 'books', 'works', 'authors', 'search', 'match', 'changes', 'recommendations', 'health', 'openapi.json', '', '.', '..', '%2e', '%76%31'), urlPiece), {
-      minLength: 1,
-      maxLength: 5,
-    }),
+    segments: fc.array(
+      fc.oneof(
+        fc.constantFrom(
+          'v1',
+          'V1',
+          'mcp',
+          'MCP',
+          'isbn',
+          'books',
+          'works',
+          'authors',
+          'search',
+          'match',
+          'changes',
+          'recommendations',
+          'health',
+          'openapi.json',
+          '',
+          '.',
+          '..',
+          '%2e',
+          '%76%31',
+        ),
+        urlPiece,
+      ),
+      {
+        minLength: 1,
+        maxLength: 5,
+      },
+    ),
     trailingSlash: fc.boolean(),
     query,
     method: fc.constantFrom(...METHODS),
@@ -203,8 +286,24 @@ const anyPathRequest = fc
 
 /** POST bodies for the routes that read one, with the key, every content type and encoding. */
 const bodyRequest = fc
-  .record({ path: fc.constantFrom('/v1/match', '/mcp', '/v1/match/batch', '/v1/isbn/batch', '/v1/books/batch', '/v1/works/batch', '/v1/authors/batch'), headers: optionalHeaders, body, auth: authorization })
-  .map(({ path, headers, body: content, auth }) => ({ request: { method: 'POST', path, headers: withAuth(headers, auth.value), body: content }, auth }));
+  .record({
+    path: fc.constantFrom(
+      '/v1/match',
+      '/mcp',
+      '/v1/match/batch',
+      '/v1/isbn/batch',
+      '/v1/books/batch',
+      '/v1/works/batch',
+      '/v1/authors/batch',
+    ),
+    headers: optionalHeaders,
+    body,
+    auth: authorization,
+  })
+  .map(({ path, headers, body: content, auth }) => ({
+    request: { method: 'POST', path, headers: withAuth(headers, auth.value), body: content },
+    auth,
+  }));
 
 function withAuth(headers: Record<string, string>, value: string | undefined): Record<string, string> {
   const sendable = Object.fromEntries(Object.entries(headers).filter(([, text]) => text !== ''));
@@ -213,12 +312,28 @@ function withAuth(headers: Record<string, string>, value: string | undefined): R
 
 function send({ method, path, headers, body: content }: FuzzRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request({ agent, host: '127.0.0.1', port, method, path, headers: content ? { ...headers, 'content-length': String(content.length) } : headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, contentType: response.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const outgoing = request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: content ? { ...headers, 'content-length': String(content.length) } : headers,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode!,
+            contentType: response.headers['content-type'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end(content);
   });
@@ -243,7 +358,14 @@ function problemWith(method: string, path: string, keyValid: boolean, answer: An
   if (jsonRpc) return undefined;
   const error = (parsed as { error?: Record<string, unknown> }).error;
   const shaped =
-    typeof parsed === 'object' && parsed !== null && Object.keys(parsed).join() === 'error' && Object.keys(error ?? {}).sort().join() === 'code,message' && typeof error?.code === 'string' && typeof error.message === 'string';
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    Object.keys(parsed).join() === 'error' &&
+    Object.keys(error ?? {})
+      .sort()
+      .join() === 'code,message' &&
+    typeof error?.code === 'string' &&
+    typeof error.message === 'string';
   return shaped ? undefined : `error body not in the contract's shape: ${answer.body.slice(0, 200)}`;
 }
 
@@ -263,7 +385,10 @@ function problemInLog(from: number): string | undefined {
 }
 
 /** Sends `numRuns` requests drawn from `arbitrary`, each checked by problemWith and problemInLog. */
-async function checkRequests(arbitrary: fc.Arbitrary<{ request: FuzzRequest; auth: { valid: boolean; secret?: string } }>, numRuns: number): Promise<void> {
+async function checkRequests(
+  arbitrary: fc.Arbitrary<{ request: FuzzRequest; auth: { valid: boolean; secret?: string } }>,
+  numRuns: number,
+): Promise<void> {
   await fc.assert(
     fc.asyncProperty(arbitrary, async ({ request: fuzzed, auth }) => {
       if (auth.secret) rememberSecret(auth.secret);
@@ -276,20 +401,29 @@ async function checkRequests(arbitrary: fc.Arbitrary<{ request: FuzzRequest; aut
   );
 }
 
-test.serial('every route, its parameters, query, headers and body fuzzed, with and without a key: no 5xx, errors in the contract, no secret logged', async (t) => {
-  await t.notThrowsAsync(checkRequests(routeRequest, RUNS.routes));
-  t.log(`${RUNS.routes} cases`);
-});
+test.serial(
+  'every route, its parameters, query, headers and body fuzzed, with and without a key: no 5xx, errors in the contract, no secret logged',
+  async (t) => {
+    await t.notThrowsAsync(checkRequests(routeRequest, RUNS.routes));
+    t.log(`${RUNS.routes} cases`);
+  },
+);
 
-test.serial('any path, in any spelling and with any method: without a key only the public paths answer, and every error is the contract\'s', async (t) => {
-  await t.notThrowsAsync(checkRequests(anyPathRequest, RUNS.paths));
-  t.log(`${RUNS.paths} cases`);
-});
+test.serial(
+  "any path, in any spelling and with any method: without a key only the public paths answer, and every error is the contract's",
+  async (t) => {
+    await t.notThrowsAsync(checkRequests(anyPathRequest, RUNS.paths));
+    t.log(`${RUNS.paths} cases`);
+  },
+);
 
-test.serial('POST bodies of any shape, type and encoding: no 5xx, errors in the contract (or JSON-RPC\'s on /mcp), no secret logged', async (t) => {
-  await t.notThrowsAsync(checkRequests(bodyRequest, RUNS.bodies));
-  t.log(`${RUNS.bodies} cases`);
-});
+test.serial(
+  "POST bodies of any shape, type and encoding: no 5xx, errors in the contract (or JSON-RPC's on /mcp), no secret logged",
+  async (t) => {
+    await t.notThrowsAsync(checkRequests(bodyRequest, RUNS.bodies));
+    t.log(`${RUNS.bodies} cases`);
+  },
+);
 
 /** A raw exchange: the first response's status, content type and body, or null if the server closed without one. */
 function rawExchange(bytes: Buffer): Promise<Answer | null> {
@@ -320,17 +454,32 @@ const rawBytes = fc.oneof(
   fc
     .record({
       method: fc.oneof(fc.constantFrom('GET', 'POST', 'FROB', 'get', 'G ET', ''), fc.string({ unit: 'binary-ascii', maxLength: 8 })),
-      target: fc.oneof(fc.constantFrom('/v1/isbn/9780439023481', '/health', '/mcp', '*', '', 'http://x/v1/changes?since=0'), fc.uint8Array({ maxLength: 30 }).map((bytes) => `/v1/${Buffer.from(bytes).toString('latin1')}`)),
+      target: fc.oneof(
+        fc.constantFrom('/v1/isbn/9780439023481', '/health', '/mcp', '*', '', 'http://x/v1/changes?since=0'),
+        fc.uint8Array({ maxLength: 30 }).map((bytes) => `/v1/${Buffer.from(bytes).toString('latin1')}`),
+      ),
       version: fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x', ''),
-      headers: fc.array(fc.tuple(fc.oneof(fc.constantFrom('Host', 'Content-Length', 'Transfer-Encoding', 'Authorization', 'Bad Header'), fc.string({ unit: 'binary-ascii', maxLength: 10 })), fc.string({ unit: 'binary', maxLength: 30 })), { maxLength: 4 }),
+      headers: fc.array(
+        fc.tuple(
+          fc.oneof(
+            fc.constantFrom('Host', 'Content-Length', 'Transfer-Encoding', 'Authorization', 'Bad Header'),
+            fc.string({ unit: 'binary-ascii', maxLength: 10 }),
+          ),
+          fc.string({ unit: 'binary', maxLength: 30 }),
+        ),
+        { maxLength: 4 },
+      ),
       big: fc.constantFrom(0, 0, 0, 20_000),
     })
     .map(({ method, target, version, headers, big }) =>
-      Buffer.from(`${method} ${target}${'x'.repeat(big)} ${version}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`, 'latin1'),
+      Buffer.from(
+        `${method} ${target}${'x'.repeat(big)} ${version}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`,
+        'latin1',
+      ),
     ),
 );
 
-test.serial('raw bytes, HTTP or not: any answer is below 500, and an error is the contract\'s JSON', async (t) => {
+test.serial("raw bytes, HTTP or not: any answer is below 500, and an error is the contract's JSON", async (t) => {
   await t.notThrowsAsync(
     fc.assert(
       fc.asyncProperty(rawBytes, async (bytes) => {
@@ -339,7 +488,9 @@ test.serial('raw bytes, HTTP or not: any answer is below 500, and an error is th
         if (!answer) return;
         // Raw requests carry no key: anything but the public paths must be refused.
         const target = /^\S* (\S*)/.exec(bytes.toString('latin1'))?.[1] ?? '';
-        const problem = problemWith('GET', requestAccess({ method: 'GET', path: target, query: {} }) === 'public' ? target : '/', false, answer) ?? problemInLog(from);
+        const problem =
+          problemWith('GET', requestAccess({ method: 'GET', path: target, query: {} }) === 'public' ? target : '/', false, answer) ??
+          problemInLog(from);
         if (problem) throw new Error(`${JSON.stringify(bytes.toString('latin1').slice(0, 120))}: ${problem}`);
       }),
       { numRuns: RUNS.raw },

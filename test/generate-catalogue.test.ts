@@ -73,8 +73,14 @@ test('every row parses as CSV into the 23 goodbooks columns', async (t) => {
   const { rows } = await sample;
   t.is(rows.length, 20_000);
   for (const row of rows) t.is(Object.keys(row).length, GOODBOOKS_HEADER.length);
-  t.true(rows.some((row) => row.title.includes('"')), 'some titles exercise quote escaping');
-  t.true(rows.some((row) => row.title.includes(',')), 'some titles exercise comma quoting');
+  t.true(
+    rows.some((row) => row.title.includes('"')),
+    'some titles exercise quote escaping',
+  );
+  t.true(
+    rows.some((row) => row.title.includes(',')),
+    'some titles exercise comma quoting',
+  );
 });
 
 test('every ISBN-10 is valid and its ISBN-13 matches', async (t) => {
@@ -141,7 +147,10 @@ test('about 30% of titles carry a goodbooks series suffix', async (t) => {
 
 test('years lie between 1850 and 2025 and lean recent', async (t) => {
   const { rows } = await sample;
-  const years = rows.map((row) => row.original_publication_year).filter((year) => year !== '').map(Number);
+  const years = rows
+    .map((row) => row.original_publication_year)
+    .filter((year) => year !== '')
+    .map(Number);
   t.true(years.every((year) => Number.isInteger(year) && year >= 1850 && year <= 2025));
   t.true(years.filter((year) => year >= 1990).length > years.length / 2);
 });

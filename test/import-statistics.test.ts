@@ -25,7 +25,9 @@ const quiet = createLogger('silent');
 
 /** When each table was last analysed, by hand or by an importer (autovacuum is off for all of them). */
 async function lastAnalyzed(): Promise<Map<string, Date | null>> {
-  const { rows } = await world.db.query<{ relname: string; last_analyze: Date | null }>('select relname, last_analyze from pg_stat_user_tables');
+  const { rows } = await world.db.query<{ relname: string; last_analyze: Date | null }>(
+    'select relname, last_analyze from pg_stat_user_tables',
+  );
   return new Map(rows.map((row) => [row.relname, row.last_analyze]));
 }
 
@@ -45,9 +47,14 @@ test.after.always(async () => {
 
 test.serial('goodbooks and Book-Crossing imports leave every table they grew with planner statistics', async (t) => {
   await importCatalogue(goodbooks, projectPath('data', 'goodbooks-10k', 'books.csv'), { db: world.db, cache: world.cache, log: quiet });
-  await importCatalogue(bookCrossing, projectPath('data', 'book-crossing', 'BX-Books.csv'), { db: world.db, cache: world.cache, log: quiet });
+  await importCatalogue(bookCrossing, projectPath('data', 'book-crossing', 'BX-Books.csv'), {
+    db: world.db,
+    cache: world.cache,
+    log: quiet,
+  });
   const analyzed = await lastAnalyzed();
-  for (const table of ['books', 'works', 'authors', 'author_names', 'book_authors', 'changes']) t.not(analyzed.get(table), null, `${table} has no statistics`);
+  for (const table of ['books', 'works', 'authors', 'author_names', 'book_authors', 'changes'])
+    t.not(analyzed.get(table), null, `${table} has no statistics`);
 });
 
 test.serial('author search answers within the default wait right after the import, without anyone running ANALYZE', async (t) => {
@@ -73,7 +80,9 @@ test.serial('author search answers within the default wait right after the impor
 });
 
 test.serial('a ratings import leaves the also-liked lists and the changes it recorded with fresh statistics', async (t) => {
-  const { rows } = await world.db.query<{ isbn_10: string }>('select isbn_10 from books where isbn_10 is not null and merged_into is null order by id limit 2');
+  const { rows } = await world.db.query<{ isbn_10: string }>(
+    'select isbn_10 from books where isbn_10 is not null and merged_into is null order by id limit 2',
+  );
   const lines = ['User-ID,ISBN,Book-Rating', ...[1, 2, 3].flatMap((user) => rows.map((row) => `${user},${row.isbn_10},9`))];
   const before = await lastAnalyzed();
   await importRatings(await csvFile(lines), { db: world.db, log: quiet });

@@ -44,7 +44,7 @@ test.serial('the series is split out of the title', async (t) => {
 test.serial('an author written two ways is one author with both spellings', async (t) => {
   const path = await csvFile([
     GOODBOOKS_HEADER,
-    '9001,9001,9001,9001,1,0747532699,9.78074753269e+12,J. K. Rowling,1997.0,Philosopher,Harry Potter and the Philosopher\'s Stone (Harry Potter #1),eng,4.4,10,10,1,1,1,1,1,1,,',
+    "9001,9001,9001,9001,1,0747532699,9.78074753269e+12,J. K. Rowling,1997.0,Philosopher,Harry Potter and the Philosopher's Stone (Harry Potter #1),eng,4.4,10,10,1,1,1,1,1,1,,",
   ]);
   const report = await importFile(world, 'goodbooks', path);
   t.is(report.inserted, 1);
@@ -67,7 +67,10 @@ test.serial('illustrators and translators listed in authors become credited auth
 });
 
 test.serial('a row without any usable ISBN is kept under its Goodreads id, never with an invented ISBN', async (t) => {
-  const path = await csvFile([GOODBOOKS_HEADER, '9002,777001,777001,777001,1,,,Some Author,2001.0,No Isbn,No Isbn Book,eng,4.0,5,5,1,1,1,1,1,1,,']);
+  const path = await csvFile([
+    GOODBOOKS_HEADER,
+    '9002,777001,777001,777001,1,,,Some Author,2001.0,No Isbn,No Isbn Book,eng,4.0,5,5,1,1,1,1,1,1,,',
+  ]);
   const report = await importFile(world, 'goodbooks', path);
   t.is(report.inserted, 1);
   const { rows } = await world.db.query("select isbn_13, isbn_10, source_key from books where title = 'No Isbn Book'");
@@ -124,12 +127,16 @@ test.serial('editions of one work are grouped, whatever their series suffix or s
     '0743486226,Angels & Demons,Dan Brown,2003,Atria',
   ]);
   await importFile(world, 'book-crossing', path);
-  const { rows } = await world.db.query("select count(distinct work_id)::int as works from books where isbn_10 in ('0743486226', '0671027360')");
+  const { rows } = await world.db.query(
+    "select count(distinct work_id)::int as works from books where isbn_10 in ('0743486226', '0671027360')",
+  );
   t.is(rows[0].works, 1);
 });
 
 test.serial('every insert and update was recorded in the change sequence', async (t) => {
   const books = await world.db.query('select count(*)::int as n from books');
-  const inserts = await world.db.query("select count(distinct entity_id)::int as n from changes where entity = 'book' and operation = 'insert'");
+  const inserts = await world.db.query(
+    "select count(distinct entity_id)::int as n from changes where entity = 'book' and operation = 'insert'",
+  );
   t.is(inserts.rows[0].n, books.rows[0].n);
 });

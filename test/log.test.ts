@@ -11,7 +11,8 @@ test.before(async () => {
 test.after.always(() => world?.destroy());
 
 /** The text of a log line of every shape: short, non-ASCII, and one far longer than the buffer. */
-const lineText = (index: number): string => `${index % 7 === 0 ? 'Brontë ☃ 𝄞 ' : ''}${'x'.repeat(index % 300)}${index === 1_500 ? 'long '.repeat(12_000) : ''}`;
+const lineText = (index: number): string =>
+  `${index % 7 === 0 ? 'Brontë ☃ 𝄞 ' : ''}${'x'.repeat(index % 300)}${index === 1_500 ? 'long '.repeat(12_000) : ''}`;
 
 /**
  * Runs `body` in a child process with `log`, the API server's logger, in scope; resolves with the
@@ -20,7 +21,9 @@ const lineText = (index: number): string => `${index % 7 === 0 ? 'Brontë ☃ �
  */
 async function childLogLines(body: string, stallMs: number): Promise<string[]> {
   const script = `import { createLogger } from ${JSON.stringify(projectPath('src', 'log.ts'))};\nconst log = createLogger('info', { buffered: true });\n${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr.pause();
   await new Promise((resolve) => setTimeout(resolve, stallMs));
   let received = '';
@@ -35,7 +38,10 @@ for (const [ending, code] of [
   ['it calls process.exit', 'process.exit(0);'],
 ] as const) {
   test(`the server's log writes every line whole and in order, after a reader that stalled, when ${ending}`, async (t) => {
-    const lines = await childLogLines(`const lineText = ${lineText.toString()};\nfor (let i = 0; i < 5000; i++) log.info({ n: i, text: lineText(i) }, 'line');\n${code}`, 500);
+    const lines = await childLogLines(
+      `const lineText = ${lineText.toString()};\nfor (let i = 0; i < 5000; i++) log.info({ n: i, text: lineText(i) }, 'line');\n${code}`,
+      500,
+    );
     t.is(lines.length, 5_000);
     const entries = lines.map((line) => JSON.parse(line) as { n: number; text: string; msg: string });
     t.true(entries.every((entry, index) => entry.n === index && entry.text === lineText(index) && entry.msg === 'line'));
@@ -53,7 +59,17 @@ test('a served request leaves a JSON line with its request id, route, status and
   const requestLines = server.log.filter((line) => line.includes('"log-test-1"'));
   t.is(requestLines.length, 1);
   const entry = JSON.parse(requestLines[0]!) as Record<string, unknown>;
-  t.like(entry, { level: 30, name: 'bookmeta', pid: server.child.pid, msg: 'request', requestId: 'log-test-1', method: 'GET', path: '/v1/isbn/9780306406157', status: 404, kid });
+  t.like(entry, {
+    level: 30,
+    name: 'bookmeta',
+    pid: server.child.pid,
+    msg: 'request',
+    requestId: 'log-test-1',
+    method: 'GET',
+    path: '/v1/isbn/9780306406157',
+    status: 404,
+    kid,
+  });
   t.is(typeof entry.ms, 'number');
   t.false(server.log.join('\n').includes(key.split('_')[3]!), 'the secret never reaches the log');
 });

@@ -10,7 +10,9 @@ const json = async <T = Record<string, unknown>>(path: string): Promise<T> => (a
 
 test('an ISBN answers in any of its spellings: ISBN-13, ISBN-10, hyphens, spaces, lower-case x', async (t) => {
   const ids = await Promise.all(
-    ['9780439023481', '0439023483', '978-0-439-02348-1', '0 439 02348 3'].map(async (isbn) => (await json(`/v1/isbn/${encodeURIComponent(isbn)}`)).id),
+    ['9780439023481', '0439023483', '978-0-439-02348-1', '0 439 02348 3'].map(
+      async (isbn) => (await json(`/v1/isbn/${encodeURIComponent(isbn)}`)).id,
+    ),
   );
   t.is(new Set(ids).size, 1);
   t.regex(String(ids[0]), /^bk_/);
@@ -20,7 +22,9 @@ test('an ISBN answers in any of its spellings: ISBN-13, ISBN-10, hyphens, spaces
 test('an invalid ISBN is a 400 bad_request', async (t) => {
   const response = await get('/v1/isbn/9780439023482');
   t.is(response.status, 400);
-  t.deepEqual(await response.json(), { error: { code: 'bad_request', message: 'invalid ISBN: "9780439023482" is not a valid ISBN-10 or ISBN-13' } });
+  t.deepEqual(await response.json(), {
+    error: { code: 'bad_request', message: 'invalid ISBN: "9780439023482" is not a valid ISBN-10 or ISBN-13' },
+  });
 });
 
 test('an ISBN or id that cannot be one is refused before the cache is asked: Redis sees no command naming it', async (t) => {
@@ -32,12 +36,19 @@ test('an ISBN or id that cannot be one is refused before the cache is asked: Red
     if (String(line).includes(prefix)) seen.push(String(line));
   });
   try {
-    for (const path of ['/v1/isbn/9780439023482', '/v1/books/bk_zz', '/v1/works/bk_5n1x7q0c2r9a', '/v1/authors/nobody-at-all']) t.is((await get(path)).status, 400, path);
+    for (const path of ['/v1/isbn/9780439023482', '/v1/books/bk_zz', '/v1/works/bk_5n1x7q0c2r9a', '/v1/authors/nobody-at-all'])
+      t.is((await get(path)).status, 400, path);
     // A valid one in the same run shows the monitor sees the cache reads.
     t.is((await get('/v1/isbn/0439023483')).status, 200);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    t.true(seen.some((line) => line.includes('0439023483')), 'the monitor sees cache reads');
-    t.deepEqual(seen.filter((line) => /9780439023482|bk_zz|nobody-at-all|works\/bk_/.test(line)), []);
+    t.true(
+      seen.some((line) => line.includes('0439023483')),
+      'the monitor sees cache reads',
+    );
+    t.deepEqual(
+      seen.filter((line) => /9780439023482|bk_zz|nobody-at-all|works\/bk_/.test(line)),
+      [],
+    );
   } finally {
     // A client in monitor mode takes no QUIT: it is closed as it is.
     monitor.destroy();
@@ -52,25 +63,62 @@ test('a valid ISBN with no book is a 404 naming the ISBN', async (t) => {
 
 test('a book record carries every field, unknown ones as null, in snake_case', async (t) => {
   const book = await json('/v1/isbn/9780439023481');
-  t.like(book, { isbn_13: '9780439023481', isbn_10: '0439023483', title: 'The Hunger Games', series: 'The Hunger Games', series_number: '1', language: 'eng' });
+  t.like(book, {
+    isbn_13: '9780439023481',
+    isbn_10: '0439023483',
+    title: 'The Hunger Games',
+    series: 'The Hunger Games',
+    series_number: '1',
+    language: 'eng',
+  });
   t.deepEqual(Object.keys(book).sort(), [
-    'authors', 'average_rating', 'cover_url', 'description', 'id', 'identifiers', 'isbn_10', 'isbn_13', 'kind', 'language', 'pages', 'physical_format', 'publisher', 'ratings_count',
-    'series', 'series_number', 'subjects', 'subtitle', 'title', 'updated_at', 'work_id', 'year',
+    'authors',
+    'average_rating',
+    'cover_url',
+    'description',
+    'id',
+    'identifiers',
+    'isbn_10',
+    'isbn_13',
+    'kind',
+    'language',
+    'pages',
+    'physical_format',
+    'publisher',
+    'ratings_count',
+    'series',
+    'series_number',
+    'subjects',
+    'subtitle',
+    'title',
+    'updated_at',
+    'work_id',
+    'year',
   ]);
   t.like(book, { physical_format: null, subjects: [], description: null, identifiers: {} });
   t.is(book.pages, null);
-  t.deepEqual((book.authors as { name: string }[]).map((author) => author.name), ['Suzanne Collins']);
+  t.deepEqual(
+    (book.authors as { name: string }[]).map((author) => author.name),
+    ['Suzanne Collins'],
+  );
   t.regex(String(book.work_id), /^wk_/);
 });
 
 test('a work lists its authors, edition count and editions; an author lists their works', async (t) => {
   const book = await json<{ work_id: string; authors: { id: string }[] }>('/v1/isbn/9780439023481');
-  const work = await json<{ id: string; edition_count: number; editions: { id: string }[]; authors: { name: string }[] }>(`/v1/works/${book.work_id}`);
+  const work = await json<{ id: string; edition_count: number; editions: { id: string }[]; authors: { name: string }[] }>(
+    `/v1/works/${book.work_id}`,
+  );
   t.is(work.id, book.work_id);
   t.true(work.edition_count >= 1);
   t.true(work.editions.length >= 1);
-  t.deepEqual(work.authors.map((author) => author.name), ['Suzanne Collins']);
-  const author = await json<{ name: string; works: { id: string }[]; work_count: number; alternate_names: string[] }>(`/v1/authors/${book.authors[0]!.id}`);
+  t.deepEqual(
+    work.authors.map((author) => author.name),
+    ['Suzanne Collins'],
+  );
+  const author = await json<{ name: string; works: { id: string }[]; work_count: number; alternate_names: string[] }>(
+    `/v1/authors/${book.authors[0]!.id}`,
+  );
   t.is(author.name, 'Suzanne Collins');
   t.true(author.works.some((w) => w.id === book.work_id));
   t.true(author.work_count >= 1);
@@ -78,7 +126,11 @@ test('a work lists its authors, edition count and editions; an author lists thei
 });
 
 test('ids that name nothing are a 404 naming the id', async (t) => {
-  for (const [family, id, kind] of [['books', 'bk_0000000000zz', 'book'], ['works', 'wk_0000000000zz', 'work'], ['authors', 'au_0000000000zz', 'author']] as const) {
+  for (const [family, id, kind] of [
+    ['books', 'bk_0000000000zz', 'book'],
+    ['works', 'wk_0000000000zz', 'work'],
+    ['authors', 'au_0000000000zz', 'author'],
+  ] as const) {
     const response = await get(`/v1/${family}/${id}`);
     t.is(response.status, 404);
     t.deepEqual(await response.json(), { error: { code: 'not_found', message: `${kind} ${id} not found` } });
@@ -98,8 +150,24 @@ test('a point lookup is a MISS first, then a HIT with the same bytes', async (t)
 
 test('exactly the requests the table routes to a point lookup go through the point cache', (t) => {
   const asks = (method: string, path: string) => matchRoute(method, path)?.route.cache === 'point';
-  for (const path of ['/v1/isbn/9780439023481', '/v1/books/bk_x', '/v1/works/wk_x', '/v1/authors/au_x', '/v1/books/searchx', '/v1/isbn/batch']) t.true(asks('GET', path), path);
-  for (const path of ['/v1/books/search', '/v1/authors/search', '/v1/books/bk_x/recommendations', '/V1/isbn/1', '/v1/isbn/1/', '/v1/changes']) t.false(asks('GET', path), path);
+  for (const path of [
+    '/v1/isbn/9780439023481',
+    '/v1/books/bk_x',
+    '/v1/works/wk_x',
+    '/v1/authors/au_x',
+    '/v1/books/searchx',
+    '/v1/isbn/batch',
+  ])
+    t.true(asks('GET', path), path);
+  for (const path of [
+    '/v1/books/search',
+    '/v1/authors/search',
+    '/v1/books/bk_x/recommendations',
+    '/V1/isbn/1',
+    '/v1/isbn/1/',
+    '/v1/changes',
+  ])
+    t.false(asks('GET', path), path);
   t.false(asks('POST', '/v1/isbn/9780439023481'));
 });
 

@@ -11,7 +11,9 @@ const confidence = (title: string, author: string, of: BookRecord) => assess(pro
 test('a title that opens like another book of the author but ends in another distinctive word is not that book', (t) => {
   const gossip = book('Death of a Gossip', 'M.C. Beaton');
   t.true(confidence('Death of a Cad', 'M.C. Beaton', gossip) < MATCH_THRESHOLD);
-  t.true(confidence('The World According to Lighthouse', 'John Irving', book('The World According to Garp', 'John Irving')) < MATCH_THRESHOLD);
+  t.true(
+    confidence('The World According to Lighthouse', 'John Irving', book('The World According to Garp', 'John Irving')) < MATCH_THRESHOLD,
+  );
   t.true(confidence('Book 3', 'Anyone', book('Book 2', 'Anyone')) < MATCH_THRESHOLD);
   // The book itself, and its title with a typo, a word left out or a word run together, still match.
   t.is(confidence('Death of a Gossip', 'M.C. Beaton', gossip), 1);
@@ -27,7 +29,10 @@ test('two typos in one word of the title, with the surname alone, still match', 
 });
 
 // Words no catalogue title holds, as the index would say for these records.
-const misspelt = (...words: string[]) => (word: string) => words.includes(word);
+const misspelt =
+  (...words: string[]) =>
+  (word: string) =>
+    words.includes(word);
 const alone = (title: string): MatchProbe => ({ ...probe(title, ''), author: null });
 
 test('a title given alone that differs from a book only in misspelt words is that book; a real word as near is another book', (t) => {
@@ -45,5 +50,8 @@ test('a misspelt short word of the title may carry two typos, with the surname a
   const halfBad = book('Half Bad', 'Sally Green');
   t.true(confidence('Haagf Bad', 'Green', halfBad) < MATCH_THRESHOLD);
   t.true(assess(probe('Haagf Bad', 'Green'), halfBad, 'absent', null, misspelt('haagf')).confidence >= MATCH_THRESHOLD);
-  t.true(assess(probe('The Col Dishh', 'Johnson'), book('The Cold Dish', 'Craig Johnson'), 'absent', null, misspelt('col', 'dishh')).confidence >= MATCH_THRESHOLD);
+  t.true(
+    assess(probe('The Col Dishh', 'Johnson'), book('The Cold Dish', 'Craig Johnson'), 'absent', null, misspelt('col', 'dishh'))
+      .confidence >= MATCH_THRESHOLD,
+  );
 });

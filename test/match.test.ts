@@ -14,7 +14,8 @@ test.after.always(async () => {
 
 const match = (body: Record<string, unknown>) => matchRecord(search, body);
 
-const badRequest = async (t: ExecutionContext, body: string, message: string) => assertBadRequest(t, await search.post('/v1/match', body), message, body);
+const badRequest = async (t: ExecutionContext, body: string, message: string) =>
+  assertBadRequest(t, await search.post('/v1/match', body), message, body);
 
 test('a body without title or isbn is a 400 "title or isbn required"', async (t) => {
   await badRequest(t, '{}', 'title or isbn required');
@@ -48,7 +49,10 @@ test('a known ISBN decides, in any spelling', async (t) => {
 
 test('messy records find their book: series in parentheses, typos, case, a dropped article, surname-first initials, an illustrator credited', async (t) => {
   const cases: [Record<string, unknown>, string][] = [
-    [{ title: "harry poter and the sorcerers stone (Harry Potter, #1)", author: 'Rowling, JK; Mary GrandPre' }, "Harry Potter and the Sorcerer's Stone"],
+    [
+      { title: 'harry poter and the sorcerers stone (Harry Potter, #1)', author: 'Rowling, JK; Mary GrandPre' },
+      "Harry Potter and the Sorcerer's Stone",
+    ],
     [{ title: 'Hunger Games', author: 'Collins, Suzanne', year: 2008 }, 'The Hunger Games'],
     [{ title: 'THE PERKS OF BEING A WALLFLOWER', author: 'S. Chbosky' }, 'The Perks of Being a Wallflower'],
     [{ title: 'Catching Fire', author: 'Suzanne Collins, Jane Illustrator' }, 'Catching Fire'],
@@ -69,7 +73,7 @@ test('a dropped subtitle still matches, and the title signal says how close it i
   t.is(result.signals.isbn, 'absent');
 });
 
-test('an ISBN that contradicts the title still decides, with lowered confidence, and the title\'s book is a mismatching candidate', async (t) => {
+test("an ISBN that contradicts the title still decides, with lowered confidence, and the title's book is a mismatching candidate", async (t) => {
   const result = await match({ isbn: '0439023483', title: 'Catching Fire', author: 'Suzanne Collins' });
   t.is(result.match?.isbn_13, '9780439023481');
   t.is(result.signals.isbn, 'match');
@@ -118,7 +122,10 @@ test('the answer carries the best match, its confidence and signals, and up to f
   const works = result.candidates.map((candidate) => candidate.book.work_id);
   t.is(new Set(works).size, works.length);
   const confidences = result.candidates.map((candidate) => candidate.confidence);
-  t.deepEqual(confidences, [...confidences].sort((a, b) => b - a));
+  t.deepEqual(
+    confidences,
+    [...confidences].sort((a, b) => b - a),
+  );
   t.is(result.confidence, confidences[0]!);
   t.deepEqual(result.signals, result.candidates[0]!.signals);
   const record = await (await search.get(`/v1/books/${result.candidates[0]!.book.id}`)).json();
@@ -129,11 +136,15 @@ test('a match answer is kept in the short cache', async (t) => {
   await match({ title: 'Into the Wild', author: 'Jon Krakauer' });
   await new Promise((resolve) => setTimeout(resolve, 50)); // the cache write is not awaited
   const keys: string[] = [];
-  for await (const batch of search.world.redis.scanIterator({ MATCH: `${search.world.config.redisPrefix}cache:match:*Into the Wild*`, COUNT: 1000 })) keys.push(...batch);
+  for await (const batch of search.world.redis.scanIterator({
+    MATCH: `${search.world.config.redisPrefix}cache:match:*Into the Wild*`,
+    COUNT: 1000,
+  }))
+    keys.push(...batch);
   t.is(keys.length, 1);
 });
 
-test('the author\'s books that share a title word are candidates when another word has more typos than the index tolerates', async (t) => {
+test("the author's books that share a title word are candidates when another word has more typos than the index tolerates", async (t) => {
   const result = await match({ title: 'Gone Grli', author: 'Gillian Flynn' });
   t.is(result.match?.title, 'Gone Girl');
 });

@@ -30,7 +30,13 @@ test.before(async () => {
   const target = new URL(server.url);
   forwarder = createServer((incoming, outgoing) => {
     const upstream = request(
-      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, authorization: auth.Authorization } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: { ...incoming.headers, authorization: auth.Authorization },
+      },
       (answer) => {
         outgoing.writeHead(answer.statusCode!, answer.headers);
         answer.pipe(outgoing);

@@ -28,7 +28,15 @@ test('the Inspector CLI lists the tools, sending the key as an Authorization hea
 });
 
 test('the Inspector CLI calls lookup_isbn and gets the JSON GET /v1/isbn answers', async (t) => {
-  const run = await inspector([...withKey(), '--method', 'tools/call', '--tool-name', 'lookup_isbn', '--tool-arg', 'isbn=978-0-439-02348-1']);
+  const run = await inspector([
+    ...withKey(),
+    '--method',
+    'tools/call',
+    '--tool-name',
+    'lookup_isbn',
+    '--tool-arg',
+    'isbn=978-0-439-02348-1',
+  ]);
   t.is(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout) as { content: { type: string; text: string }[]; isError?: boolean };
   t.falsy(result.isError);
@@ -36,8 +44,11 @@ test('the Inspector CLI calls lookup_isbn and gets the JSON GET /v1/isbn answers
   t.is(result.content[0]!.text, expected);
 });
 
-test('without a key the Inspector CLI cannot connect, and shows the API\'s 401 body', async (t) => {
+test("without a key the Inspector CLI cannot connect, and shows the API's 401 body", async (t) => {
   const run = await inspector(['--method', 'tools/list']);
   t.is(run.code, 1);
-  t.true(run.stderr.includes('{"error":{"code":"unauthorized","message":"Authorization header is required: Bearer <API key>"}}'), run.stderr);
+  t.true(
+    run.stderr.includes('{"error":{"code":"unauthorized","message":"Authorization header is required: Bearer <API key>"}}'),
+    run.stderr,
+  );
 });

@@ -35,7 +35,10 @@ interface ToolResult {
 }
 
 /** The SDK's own client over streamable HTTP, sending the key the way an MCP client configuration does. */
-async function connect(url = server.url, auth: Record<string, string> = key.auth): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(
+  url = server.url,
+  auth: Record<string, string> = key.auth,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'bookmeta-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: auth } });
   await client.connect(transport);
@@ -47,7 +50,11 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
 }
 
 /** The HTTP API's answer, as bytes (redirects not followed, as a 301 is part of the answer); a string body makes it a POST. */
-async function http(path: string, auth: Record<string, string> = key.auth, body?: string): Promise<{ status: number; text: string; location: string | null }> {
+async function http(
+  path: string,
+  auth: Record<string, string> = key.auth,
+  body?: string,
+): Promise<{ status: number; text: string; location: string | null }> {
   const response = await fetch(`${server.url}${path}`, {
     redirect: 'manual',
     ...(body === undefined ? { headers: auth } : { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }),
@@ -64,8 +71,18 @@ function postMcp(url: string, message: unknown, auth: Record<string, string> = k
   });
 }
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-const toolCall = (name: string, args: Record<string, unknown>, id = 2) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+const toolCall = (name: string, args: Record<string, unknown>, id = 2) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 const HUNGER_GAMES = '9780439023481';
 
@@ -89,7 +106,17 @@ test('tools/list offers one tool per capability, each described for a model and 
   try {
     const { tools } = await client.listTools();
     t.deepEqual(tools.map((tool) => tool.name).sort(), [
-      'get_author', 'get_book', 'get_work', 'list_changes', 'lookup_isbn', 'lookup_isbns', 'match_book', 'match_books', 'recommend_books', 'search_authors', 'search_books',
+      'get_author',
+      'get_book',
+      'get_work',
+      'list_changes',
+      'lookup_isbn',
+      'lookup_isbns',
+      'match_book',
+      'match_books',
+      'recommend_books',
+      'search_authors',
+      'search_books',
     ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
@@ -110,7 +137,10 @@ test('tools/list offers one tool per capability, each described for a model and 
     t.deepEqual(matchBatch.required, ['records']);
     t.is(records.maxItems, 50);
     t.deepEqual(Object.keys(records.items.properties), ['title', 'isbn', 'author', 'year', 'publisher']);
-    const isbns = tools.find((tool) => tool.name === 'lookup_isbns')!.inputSchema.properties?.isbns as { maxItems: number; items: { type: string } };
+    const isbns = tools.find((tool) => tool.name === 'lookup_isbns')!.inputSchema.properties?.isbns as {
+      maxItems: number;
+      items: { type: string };
+    };
     t.is(isbns.maxItems, 100);
     t.is(isbns.items.type, 'string');
   } finally {
@@ -135,7 +165,12 @@ test('each tool answers byte for byte what the HTTP API answers for the same req
     ],
     ['search_authors', { q: 'rowling' }, '/v1/authors/search?q=rowling'],
     ['search_authors', { q: 'collins', limit: 2, offset: 1 }, '/v1/authors/search?q=collins&limit=2&offset=1'],
-    ['match_book', { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, '/v1/match', '{"title": "The Hunger Games", "author": "Suzanne Collins", "year": 2008}'],
+    [
+      'match_book',
+      { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 },
+      '/v1/match',
+      '{"title": "The Hunger Games", "author": "Suzanne Collins", "year": 2008}',
+    ],
     ['match_book', { isbn: '0439023483' }, '/v1/match', '{"isbn": "0439023483"}'],
     ['match_book', { title: 'A Book Nobody Wrote', author: 'Nobody' }, '/v1/match', '{"title": "A Book Nobody Wrote", "author": "Nobody"}'],
     ['recommend_books', { id: book.id }, `/v1/books/${book.id}/recommendations`],
@@ -170,7 +205,7 @@ test('an ISBN or a cursor sent as a JSON number is invalid params, as the HTTP A
   t.deepEqual(await toolCallError('match_book', { isbn: Number(HUNGER_GAMES) }), { code: -32602, message: 'isbn must be a string' });
 });
 
-test('a failing tool answers the HTTP API\'s error JSON for the same request, with isError set', async (t) => {
+test("a failing tool answers the HTTP API's error JSON for the same request, with isError set", async (t) => {
   const cases: [tool: string, args: Record<string, unknown>, path: string, status: number, body?: string][] = [
     ['lookup_isbn', { isbn: '9780439023482' }, '/v1/isbn/9780439023482', 400],
     ['lookup_isbn', { isbn: '9780306406157' }, '/v1/isbn/9780306406157', 404],
@@ -220,7 +255,11 @@ test('every tool refuses an argument its schema does not name with invalid param
     recommend_books: { id: book.id },
     list_changes: { since: '0' },
   };
-  const listed = ((await (await postMcp(server.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json()) as { result: { tools: { name: string; inputSchema: { additionalProperties?: unknown } }[] } }).result.tools;
+  const listed = (
+    (await (await postMcp(server.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json()) as {
+      result: { tools: { name: string; inputSchema: { additionalProperties?: unknown } }[] };
+    }
+  ).result.tools;
   t.deepEqual(listed.map((tool) => tool.name).sort(), Object.keys(valid).sort(), 'every tool is tried');
   for (const tool of listed) {
     t.is(tool.inputSchema.additionalProperties, false, tool.name);
@@ -232,25 +271,27 @@ test('every tool refuses an argument its schema does not name with invalid param
   }
 });
 
-test('a request from a browser page of a foreign origin is refused 403 in the API\'s error shape; no Origin, a loopback one or a configured one is served', async (t) => {
-  const withOrigin = (origin: string) => fetch(`${server.url}/mcp`, {
-    method: 'POST',
-    headers: { ...key.auth, Origin: origin, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-    body: JSON.stringify(initialize),
-  });
+test("a request from a browser page of a foreign origin is refused 403 in the API's error shape; no Origin, a loopback one or a configured one is served", async (t) => {
+  const withOrigin = (origin: string) =>
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { ...key.auth, Origin: origin, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(initialize),
+    });
   for (const origin of ['http://evil.example.com', 'https://127.0.0.1.evil.example', 'null']) {
     const refused = await withOrigin(origin);
     t.is(refused.status, 403, origin);
     t.is(((await refused.json()) as { error: { code: string } }).error.code, 'forbidden', origin);
   }
-  for (const origin of [new URL(server.url).origin, 'http://localhost:3000', 'http://[::1]:6274']) t.is((await withOrigin(origin)).status, 200, origin);
+  for (const origin of [new URL(server.url).origin, 'http://localhost:3000', 'http://[::1]:6274'])
+    t.is((await withOrigin(origin)).status, 200, origin);
   t.is((await postMcp(server.url, initialize)).status, 200, 'no Origin: no browser page');
   t.true(originAllowed('https://app.example.com', ['https://app.example.com']));
   t.false(originAllowed('https://app.example.com.evil.example', ['https://app.example.com']));
   t.true(originAllowed('https://anything.example', ['*']));
 });
 
-test('arguments the tool\'s schema refuses are invalid params, in the words of the HTTP API\'s 400 for the same request', async (t) => {
+test("arguments the tool's schema refuses are invalid params, in the words of the HTTP API's 400 for the same request", async (t) => {
   const cases: [tool: string, args: Record<string, unknown>, path: string, body?: string][] = [
     ['search_books', {}, '/v1/books/search'],
     ['match_book', { title: 5 }, '/v1/match', '{"title": 5}'],
@@ -266,7 +307,7 @@ test('arguments the tool\'s schema refuses are invalid params, in the words of t
   }
 });
 
-test('arguments that do not fit the schema are a JSON-RPC invalid-params error in the HTTP API\'s words', async (t) => {
+test("arguments that do not fit the schema are a JSON-RPC invalid-params error in the HTTP API's words", async (t) => {
   t.deepEqual(await toolCallError('lookup_isbn', { isbn: true }), { code: -32602, message: 'isbn must be a string' });
   t.deepEqual(await toolCallError('get_book', {}), { code: -32602, message: 'id is required' });
   t.deepEqual(await toolCallError('list_changes', {}), { code: -32602, message: 'since cursor is required' });
@@ -281,7 +322,12 @@ test('arguments that do not fit the schema are a JSON-RPC invalid-params error i
 });
 
 test('tools/call params that are not {name, arguments} are invalid params, not an internal error', async (t) => {
-  const response = await postMcp(server.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'lookup_isbn', arguments: 'isbn' } });
+  const response = await postMcp(server.url, {
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'tools/call',
+    params: { name: 'lookup_isbn', arguments: 'isbn' },
+  });
   t.is(response.status, 200);
   const body = (await response.json()) as { id: number; error?: { code: number } };
   t.is(body.id, 7);
@@ -305,7 +351,12 @@ test.serial('a merged id resolves to the survivor: the JSON GET <Location> answe
     const cases: [tool: string, args: Record<string, unknown>, path: string, survivorPath: string][] = [
       ['get_book', { id: from!.id }, `/v1/books/${from!.id}`, `/v1/books/${into!.id}`],
       ['lookup_isbn', { isbn: from!.isbn_13 }, `/v1/isbn/${from!.isbn_13}`, `/v1/books/${into!.id}`],
-      ['recommend_books', { id: from!.id, limit: 3 }, `/v1/books/${from!.id}/recommendations?limit=3`, `/v1/books/${into!.id}/recommendations?limit=3`],
+      [
+        'recommend_books',
+        { id: from!.id, limit: 3 },
+        `/v1/books/${from!.id}/recommendations?limit=3`,
+        `/v1/books/${into!.id}/recommendations?limit=3`,
+      ],
     ];
     for (const [tool, args, path, survivorPath] of cases) {
       const redirect = await http(path);
@@ -361,7 +412,13 @@ test('a tools/call answers the same alone and inside a JSON-RPC batch, where the
 });
 
 /** A batch tool's answer, checked to be byte for byte its route's for the same body; its results. */
-async function batchAsRoute(t: ExecutionContext, client: Client, tool: string, path: string, body: Record<string, unknown[]>): Promise<unknown[]> {
+async function batchAsRoute(
+  t: ExecutionContext,
+  client: Client,
+  tool: string,
+  path: string,
+  body: Record<string, unknown[]>,
+): Promise<unknown[]> {
   const expected = await http(path, key.auth, JSON.stringify(body));
   t.is(expected.status, 200);
   const result = await callTool(client, tool, body);
@@ -371,7 +428,7 @@ async function batchAsRoute(t: ExecutionContext, client: Client, tool: string, p
   return (JSON.parse(result.content[0]!.text) as { results: unknown[] }).results;
 }
 
-test('match_books answers byte for byte what POST /v1/match/batch answers, each record as match_book would and a record\'s 400 in its place', async (t) => {
+test("match_books answers byte for byte what POST /v1/match/batch answers, each record as match_book would and a record's 400 in its place", async (t) => {
   const records: unknown[] = [
     { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 },
     {},
@@ -404,7 +461,7 @@ async function assertInvalidAsRoute(t: ExecutionContext, tool: string, path: str
   }
 }
 
-test('match_books arguments that are no batch are invalid params, in the words of POST /v1/match/batch\'s 400 for the same body', async (t) => {
+test("match_books arguments that are no batch are invalid params, in the words of POST /v1/match/batch's 400 for the same body", async (t) => {
   const cases: Record<string, unknown>[] = [
     {},
     { records: { title: 'Mort' } },
@@ -432,9 +489,15 @@ test('match_books draws one unit per record, all or none, as POST /v1/match/batc
     t.true(Number(seven.headers.get('retry-after')) >= 1);
     t.is(seven.headers.get('ratelimit-remaining'), '6');
     t.deepEqual(await seven.json(), { error: { code: 'rate_limited', message: refusal(7, 6, seven.headers.get('ratelimit-reset')) } });
-    const sevenOverHttp = await fetch(`${small.url}/v1/match/batch`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(records(7)) });
+    const sevenOverHttp = await fetch(`${small.url}/v1/match/batch`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify(records(7)),
+    });
     t.is(sevenOverHttp.status, 429);
-    t.deepEqual(await sevenOverHttp.json(), { error: { code: 'rate_limited', message: refusal(7, 6, sevenOverHttp.headers.get('ratelimit-reset')) } });
+    t.deepEqual(await sevenOverHttp.json(), {
+      error: { code: 'rate_limited', message: refusal(7, 6, sevenOverHttp.headers.get('ratelimit-reset')) },
+    });
 
     // Arguments that are no batch cost one unit, like any request.
     const malformed = await postMcp(small.url, toolCall('match_books', { records: 3 }), auth);
@@ -454,8 +517,15 @@ test('lookup_isbns answers byte for byte what POST /v1/isbn/batch answers: each 
   const isbns = [HUNGER_GAMES, '0-439-55493-4', '9780306406157', '12345', '9780439023482'];
   const { client } = await connect();
   try {
-    const results = (await batchAsRoute(t, client, 'lookup_isbns', '/v1/isbn/batch', { isbns })) as { isbn: string; status: number; book?: unknown }[];
-    t.deepEqual(results.map((item) => [item.isbn, item.status]), isbns.map((isbn, index) => [isbn, [200, 200, 404, 400, 400][index]]));
+    const results = (await batchAsRoute(t, client, 'lookup_isbns', '/v1/isbn/batch', { isbns })) as {
+      isbn: string;
+      status: number;
+      book?: unknown;
+    }[];
+    t.deepEqual(
+      results.map((item) => [item.isbn, item.status]),
+      isbns.map((isbn, index) => [isbn, [200, 200, 404, 400, 400][index]]),
+    );
     const single = await callTool(client, 'lookup_isbn', { isbn: HUNGER_GAMES });
     t.deepEqual(results[0]!.book, JSON.parse(single.content[0]!.text));
   } finally {
@@ -463,7 +533,7 @@ test('lookup_isbns answers byte for byte what POST /v1/isbn/batch answers: each 
   }
 });
 
-test('lookup_isbns arguments that are no list of ISBNs are invalid params, in the words of POST /v1/isbn/batch\'s 400 for the same body', async (t) => {
+test("lookup_isbns arguments that are no list of ISBNs are invalid params, in the words of POST /v1/isbn/batch's 400 for the same body", async (t) => {
   const cases: Record<string, unknown>[] = [
     {},
     { isbns: HUNGER_GAMES },
@@ -496,7 +566,7 @@ test('lookup_isbns draws one unit per ISBN, all or none, as POST /v1/isbn/batch'
 
 const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });
 
-test('without an Authorization header, initialize is a 401 with the API\'s error body, and the SDK client reports it', async (t) => {
+test("without an Authorization header, initialize is a 401 with the API's error body, and the SDK client reports it", async (t) => {
   const response = await postMcp(server.url, initialize, {});
   t.is(response.status, 401);
   t.is(response.headers.get('www-authenticate'), 'Bearer');
@@ -576,7 +646,10 @@ test('every POST /mcp is metered once, a tool call under its tool name', async (
   await server.services.meter!.flush();
   const rows = await meteredCalls(world.db, kid);
   const posts = rows.filter((row) => row.method === 'POST');
-  t.deepEqual(posts.map((row) => row.route), ['/mcp', '/mcp', '/mcp', '/mcp tools/call lookup_isbn', '/mcp tools/call get_book']);
+  t.deepEqual(
+    posts.map((row) => row.route),
+    ['/mcp', '/mcp', '/mcp', '/mcp tools/call lookup_isbn', '/mcp tools/call get_book'],
+  );
   t.true(posts.every((row) => row.status === 200 || row.status === 202));
   // The SDK client also tries GET /mcp for a server-sent stream; that call is metered (405) like any other.
   t.true(rows.filter((row) => row.method !== 'POST').every((row) => row.route === '/mcp' && row.status === 405));
@@ -603,9 +676,13 @@ test('notifications alone are accepted with 202 and no body', async (t) => {
   t.is(await response.text(), '');
 });
 
-test('a body that is not JSON or not JSON-RPC is the protocol\'s parse or invalid-request error', async (t) => {
+test("a body that is not JSON or not JSON-RPC is the protocol's parse or invalid-request error", async (t) => {
   const post = (body: string) =>
-    fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body });
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { ...key.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body,
+    });
   const cases: [body: string, code: number, id: string | number | null][] = [
     ['{"jsonrpc": ', -32700, null],
     ['', -32700, null],
@@ -624,23 +701,35 @@ test('a body that is not JSON or not JSON-RPC is the protocol\'s parse or invali
   }
 });
 
-test('a wrong Content-Type or Accept, or an unknown protocol version are refused in the API\'s error shape', async (t) => {
-  const post = (body: string, headers: Record<string, string>) => fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, ...headers }, body });
+test("a wrong Content-Type or Accept, or an unknown protocol version are refused in the API's error shape", async (t) => {
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...key.auth, ...headers }, body });
   const json = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
   const cases: [response: Response, status: number, code: string][] = [
-    [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type'],
+    [
+      await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'Content-Type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    ],
     [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, Accept: 'text/html' }), 406, 'not_acceptable'],
-    [await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '1999-01-01' }), 400, 'bad_request'],
+    [
+      await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '1999-01-01' }),
+      400,
+      'bad_request',
+    ],
   ];
   for (const [response, status, code] of cases) {
     t.is(response.status, status);
     t.is(((await response.json()) as { error: { code: string } }).error.code, code);
   }
-  const current = await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), { ...json, 'MCP-Protocol-Version': '2025-06-18' });
+  const current = await post(JSON.stringify(toolCall('lookup_isbn', { isbn: HUNGER_GAMES })), {
+    ...json,
+    'MCP-Protocol-Version': '2025-06-18',
+  });
   t.is(current.status, 200);
 });
 
-test('GET and DELETE on /mcp answer 405 in the API\'s error shape: there is no stream or session to open or end', async (t) => {
+test("GET and DELETE on /mcp answer 405 in the API's error shape: there is no stream or session to open or end", async (t) => {
   for (const method of ['GET', 'DELETE']) {
     const response = await fetch(`${server.url}/mcp`, { method, headers: key.auth });
     t.is(response.status, 405, method);

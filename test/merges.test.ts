@@ -145,7 +145,9 @@ test.serial('every merge is in the change feed with its survivor', async (t) => 
   const [from, into] = await books(2);
   const before = Number((await api.world.db.query('select coalesce(max(seq), 0) as seq from changes')).rows[0].seq);
   t.is((await merge('book', from!.id, into!.id)).code, 0);
-  const page = (await (await get(`/v1/changes?since=${before}`)).json()) as { changes: { id: string; operation: string; survivor_id: string | null }[] };
+  const page = (await (await get(`/v1/changes?since=${before}`)).json()) as {
+    changes: { id: string; operation: string; survivor_id: string | null }[];
+  };
   t.true(page.changes.some((change) => change.id === from!.id && change.operation === 'merge' && change.survivor_id === into!.id));
 });
 
@@ -157,7 +159,13 @@ test.serial('point lookups made together share one query, and each gets its own 
   db.on('acquire', () => queries++);
   try {
     const reads = new PointReads(db);
-    const answers = await Promise.all([reads.book(into!.id), reads.book(from!.id), reads.book('bk_0000000000zz'), reads.book(into!.id), reads.bookByIsbn13(other!.isbn_13)]);
+    const answers = await Promise.all([
+      reads.book(into!.id),
+      reads.book(from!.id),
+      reads.book('bk_0000000000zz'),
+      reads.book(into!.id),
+      reads.bookByIsbn13(other!.isbn_13),
+    ]);
     t.is(queries, 2, 'one query for the ids, one for the ISBN');
     t.is(answers[0] && 'found' in answers[0] ? answers[0].found.id : null, into!.id);
     t.deepEqual(answers[1], { mergedInto: into!.id });

@@ -25,7 +25,6 @@ const usageCount = (kid: string): Promise<number> => meteredCount(world.db, kid)
 /** An ISBN lookup by `kid`, answered now, as the server records it. */
 const isbnCall = (kid: string): UsageRecord => ({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
 
-
 test.serial('N calls across a graceful restart in the middle leave exactly N usage records', async (t) => {
   const { kid, auth } = await newKey(world, 'restart');
   const env = { ...world.env, RATE_LIMIT_MAX: '100000' };
@@ -123,7 +122,10 @@ test.serial('past its capacity the buffer drops the oldest records and says so i
     const { auth } = await newKey(world, 'overflow');
     await world.db.query('alter table usage_batches rename to usage_away');
     for (let i = 0; i < 15; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
-    const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; metering: { pending: number; dropped: number } };
+    const health = (await (await fetch(`${server.url}/health`)).json()) as {
+      status: string;
+      metering: { pending: number; dropped: number };
+    };
     t.is(health.metering.dropped, 5);
     t.is(health.metering.pending, 10);
     t.is(health.status, 'ok');
@@ -152,7 +154,13 @@ test.serial('an overflowing buffer reports its drops in one log line, not one pe
   await meter.close();
   const reports = lines.filter((line) => line.msg === 'usage buffer full: oldest usage records dropped');
   // The first drop at once, the rest (with their count) when the meter closes.
-  t.deepEqual(reports.map(({ dropped, droppedTotal }) => ({ dropped, droppedTotal })), [{ dropped: 1, droppedTotal: 1 }, { dropped: 989, droppedTotal: 990 }]);
+  t.deepEqual(
+    reports.map(({ dropped, droppedTotal }) => ({ dropped, droppedTotal })),
+    [
+      { dropped: 1, droppedTotal: 1 },
+      { dropped: 989, droppedTotal: 990 },
+    ],
+  );
 });
 
 test.serial('under a steady stream of calls, usage is written in full batches, not a row per few calls', async (t) => {
@@ -165,7 +173,10 @@ test.serial('under a steady stream of calls, usage is written in full batches, n
   }
   await meter.close();
   t.is(await usageCount(kid), 3_000);
-  const { rows } = await world.db.query('select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)', [kid]);
+  const { rows } = await world.db.query(
+    'select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)',
+    [kid],
+  );
   const batches = rows[0].n as number;
   // Three full batches, and at most one more sealed early by the 500 ms timer.
   t.true(batches <= 4, `${batches} batches`);
@@ -223,7 +234,10 @@ test.serial('bookmeta usage reports calls per key, day and route, as a table or 
   const call = (route: string, status: number, at: string) => ({ kid, method: 'GET', route, status, at: Date.parse(at), latencyMs: 1 });
   // Two batches, the second spanning both days, so that a report by time has to look inside batches.
   await insertUsage(world.db, UsageBatch.of([call('/v1/isbn/:isbn', 200, '2026-01-02T10:00:00Z')]));
-  await insertUsage(world.db, UsageBatch.of([call('/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z'), call('/v1/changes', 200, '2026-01-03T10:00:00Z')]));
+  await insertUsage(
+    world.db,
+    UsageBatch.of([call('/v1/isbn/:isbn', 404, '2026-01-02T11:00:00Z'), call('/v1/changes', 200, '2026-01-03T10:00:00Z')]),
+  );
   const json = await runCli(world.env, ['usage', '--kid', kid, '--json']);
   t.is(json.code, 0, json.stderr);
   t.deepEqual(JSON.parse(json.stdout), [
@@ -241,7 +255,10 @@ test.serial('usage rows are written as given, whatever characters the route hold
   const { kid } = await newKey(world, 'copy');
   // A path that matched no route is metered as it came: the batch must carry any character intact.
   const route = '/v1/odd\\path\twith\ttabs\nand\r\nbreaks \\N';
-  await insertUsage(world.db, UsageBatch.of([{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]));
+  await insertUsage(
+    world.db,
+    UsageBatch.of([{ kid, method: 'GET', route, status: 404, at: Date.parse('2026-11-22T10:00:00.123Z'), latencyMs: 1.5 }]),
+  );
   const { rows } = await world.db.query('select route, status, at, latency_ms from usage where kid = $1', [kid]);
   t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
 });
@@ -282,8 +299,13 @@ test('migrating to batch storage keeps every call recorded before it, to the mic
     await db.query(`update usage set at = at + interval '456 microseconds' where route = '/v1/isbn/:isbn'`);
     // Later migrations come after these; they are not this test's business.
     t.deepEqual((await migrate(db)).slice(0, 2), ['004_usage_batches.sql', '005_usage_groups.sql']);
-    const { rows } = await db.query('select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at');
-    t.deepEqual(rows.map(({ micros: _, ...row }) => row), before);
+    const { rows } = await db.query(
+      'select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at',
+    );
+    t.deepEqual(
+      rows.map(({ micros: _, ...row }) => row),
+      before,
+    );
     t.is(rows[0].micros, 123_456);
   } finally {
     await drop();
@@ -295,11 +317,22 @@ test('migrating batches of one object per call to grouped batches keeps every ca
   try {
     // A batch as release 004 wrote it: one JSON object per call.
     const calls = [
-      { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.parse('2026-01-02T10:00:00.123Z') + 0.456, latencyMs: 1.25 },
+      {
+        kid: 'k1',
+        method: 'GET',
+        route: '/v1/isbn/:isbn',
+        status: 200,
+        at: Date.parse('2026-01-02T10:00:00.123Z') + 0.456,
+        latencyMs: 1.25,
+      },
       { kid: 'k2', method: 'POST', route: '/mcp', status: 200, at: Date.parse('2026-01-02T10:00:01Z'), latencyMs: 3 },
       { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.parse('2026-01-02T10:00:02Z'), latencyMs: 0.5 },
     ];
-    await db.query('insert into usage_batches (first_at, last_at, records) values ($1, $2, $3)', ['2026-01-02T10:00:00.123456Z', '2026-01-02T10:00:02Z', JSON.stringify(calls)]);
+    await db.query('insert into usage_batches (first_at, last_at, records) values ($1, $2, $3)', [
+      '2026-01-02T10:00:00.123456Z',
+      '2026-01-02T10:00:02Z',
+      JSON.stringify(calls),
+    ]);
     t.deepEqual((await migrate(db)).slice(0, 1), ['005_usage_groups.sql']);
     const { rows } = await db.query(
       `select kid, method, route, status, to_char(at at time zone 'UTC', 'HH24:MI:SS.US') as at, latency_ms, batch_first_at, batch_last_at from usage order by at`,

@@ -48,13 +48,22 @@ test('a server without METRICS_PORT serves no metrics', async (t) => {
 
 test("a scrape holds Node's process metrics, each store's state, the pool and the usage records waiting", async (t) => {
   const scraped = await scrape(server.metricsUrl!);
-  for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) t.true(scraped.families.has(name), name);
+  for (const name of [
+    'process_cpu_user_seconds_total',
+    'process_resident_memory_bytes',
+    'nodejs_eventloop_lag_seconds',
+    'nodejs_heap_size_used_bytes',
+  ])
+    t.true(scraped.families.has(name), name);
   for (const store of ['PostgreSQL', 'Redis', 'Elasticsearch']) {
     t.is(value(scraped, 'bookmeta_store_up', { store }), 1, store);
     t.is(value(scraped, 'bookmeta_store_timeouts_total', { store }), 0, store);
   }
   t.is(value(scraped, 'bookmeta_pg_pool_max'), 20);
-  t.true(value(scraped, 'bookmeta_pg_pool_connections', { state: 'total' })! >= value(scraped, 'bookmeta_pg_pool_connections', { state: 'idle' })!);
+  t.true(
+    value(scraped, 'bookmeta_pg_pool_connections', { state: 'total' })! >=
+      value(scraped, 'bookmeta_pg_pool_connections', { state: 'idle' })!,
+  );
   t.is(value(scraped, 'bookmeta_pg_pool_waiting'), 0);
   t.is(typeof value(scraped, 'bookmeta_usage_records_pending'), 'number');
   t.is(value(scraped, 'bookmeta_usage_records_dropped_total'), 0);
@@ -88,12 +97,15 @@ test.serial('a thousand distinct paths add no series: labels are route templates
     return [`/admin/${random}`, `/v1/isbn/${random}`, `/v1/books/${random}`, `/v1/${random}/${index}`][index % 4]!;
   });
   for (let start = 0; start < paths.length; start += 50) {
-    await Promise.all(paths.slice(start, start + 50).map(async (path) => (await fetch(`${server.url}${path}`, { headers: auth })).body?.cancel()));
+    await Promise.all(
+      paths.slice(start, start + 50).map(async (path) => (await fetch(`${server.url}${path}`, { headers: auth })).body?.cancel()),
+    );
   }
   const after = await scrape(server.metricsUrl!);
   const routes = new Set(samples(after, 'bookmeta_http_requests_total').map((sample) => sample.labels!.route!));
   t.true(routes.has('(unmatched)'));
-  for (const route of routes) t.true(route === '(unmatched)' || route === '/health' || route.startsWith('/v1/') && !/[0-9a-f]{12}/.test(route), route);
+  for (const route of routes)
+    t.true(route === '(unmatched)' || route === '/health' || (route.startsWith('/v1/') && !/[0-9a-f]{12}/.test(route)), route);
   const added = (name: string) => seriesCount(after, name) - seriesCount(before, name);
   // Each (route, method, status) is one series: a handful of routes and statuses, whatever the paths.
   t.true(added('bookmeta_http_requests_total') <= 12, `${added('bookmeta_http_requests_total')} series added`);
@@ -113,7 +125,10 @@ test.serial('each server has its own registry: requests refused by its rate limi
     t.is(value(scraped, 'bookmeta_rate_limited_requests_total'), 3);
     t.is(value(scraped, 'bookmeta_http_requests_total', { route: '/v1/isbn/:isbn', status: '429' }), 3);
     t.is(value(scraped, 'bookmeta_http_requests_total', { status: '200' }), 2);
-    t.is(value(await scrape(server.metricsUrl!), 'bookmeta_rate_limited_requests_total'), value(before, 'bookmeta_rate_limited_requests_total'));
+    t.is(
+      value(await scrape(server.metricsUrl!), 'bookmeta_rate_limited_requests_total'),
+      value(before, 'bookmeta_rate_limited_requests_total'),
+    );
   } finally {
     await limited.stop();
   }

@@ -91,7 +91,7 @@ test('Le and La are capitalized unless they follow a particle', (t) => {
   t.is(cleanAuthorName('URSULA K. LE GUIN'), 'Ursula K. Le Guin');
 });
 
-test('Mc and O\' names get their inner capital', (t) => {
+test("Mc and O' names get their inner capital", (t) => {
   t.is(cleanAuthorName('IAN MCEWAN'), 'Ian McEwan');
   t.is(cleanAuthorName('ALEXANDER MCCALL SMITH'), 'Alexander McCall Smith');
   t.is(cleanAuthorName("TIM O'BRIEN"), "Tim O'Brien");
@@ -163,7 +163,7 @@ test('a generation suffix is part of the key, wherever it was written', (t) => {
   t.not(authorKey('Andre Dubus III'), authorKey('Andre Dubus'));
 });
 
-test('editions are grouped by an author\'s initial and surname, so middle names, short forms and generations do not split a work', (t) => {
+test("editions are grouped by an author's initial and surname, so middle names, short forms and generations do not split a work", (t) => {
   const sameWorkAuthor = (a: string, b: string) => t.is(workAuthorKey(authorKey(a)), workAuthorKey(authorKey(b)), `${a} / ${b}`);
   sameWorkAuthor('Kurt Vonnegut Jr.', 'Kurt Vonnegut');
   sameWorkAuthor('Kurt, Jr. Vonnegut', 'Vonnegut, Kurt');

@@ -47,24 +47,35 @@ test('the Bearer scheme is declared and required by default', (t) => {
 });
 
 interface Operation {
-  parameters?: { name: string; in: string; required?: boolean; example?: unknown; schema?: { maximum?: number; minimum?: number; example?: unknown } }[];
+  parameters?: {
+    name: string;
+    in: string;
+    required?: boolean;
+    example?: unknown;
+    schema?: { maximum?: number; minimum?: number; example?: unknown };
+  }[];
   requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
   responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
 }
 
-const operation = (template: string, method: string): Operation | undefined => document.paths[template]?.[method.toLowerCase()] as Operation | undefined;
+const operation = (template: string, method: string): Operation | undefined =>
+  document.paths[template]?.[method.toLowerCase()] as Operation | undefined;
 
 /** A JSON pointer into the document, as a URI fragment. */
-const pointer = (...segments: string[]): string => `openapi#/${segments.map((segment) => encodeURIComponent(segment.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/')}`;
+const pointer = (...segments: string[]): string =>
+  `openapi#/${segments.map((segment) => encodeURIComponent(segment.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/')}`;
 
 /** The schema the document gives for an answer of `template` with `status`, or a failure saying it gives none. */
 function answerSchema(template: string, method: string, status: number) {
   const documented = operation(template, method)?.responses[String(status)]?.content?.['application/json'];
   if (!documented) return null;
-  return ajv.getSchema(pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema'))!;
+  return ajv.getSchema(
+    pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema'),
+  )!;
 }
 
-const call = (path: string, init: { method?: string; body?: string } = {}) => (init.body === undefined ? search.get(path) : search.post(path, init.body));
+const call = (path: string, init: { method?: string; body?: string } = {}) =>
+  init.body === undefined ? search.get(path) : search.post(path, init.body);
 
 test('real answers, found or not, have the shape the document gives for their route and status', async (t) => {
   const book = (await (await call('/v1/isbn/9780439023481')).json()) as { id: string; work_id: string; authors: { id: string }[] };
@@ -137,8 +148,13 @@ test('every bound the document gives a query parameter is the one the route hold
         ] as const) {
           if (value === undefined) continue;
           // The others that have a default at their least, so that a bound shared with them (offset + limit) is reachable.
-          const others = (op.parameters ?? []).filter((other) => other !== parameter && other.schema?.minimum !== undefined && 'default' in other.schema);
-          const path = exampleRequest(template, op, { ...Object.fromEntries(others.map((other) => [other.name, String(other.schema!.minimum)])), [parameter.name]: String(value) });
+          const others = (op.parameters ?? []).filter(
+            (other) => other !== parameter && other.schema?.minimum !== undefined && 'default' in other.schema,
+          );
+          const path = exampleRequest(template, op, {
+            ...Object.fromEntries(others.map((other) => [other.name, String(other.schema!.minimum)])),
+            [parameter.name]: String(value),
+          });
           if (path === null) continue;
           const response = await call(path);
           if (allowed) t.not(response.status, 400, `${path}: ${await response.text()}`);
@@ -165,12 +181,14 @@ test('every bound the document gives a query parameter is the one the route hold
   t.true(checked >= 5);
 });
 
-test('every bound the document gives a batch body\'s list is the one the route holds it to', async (t) => {
+test("every bound the document gives a batch body's list is the one the route holds it to", async (t) => {
   let checked = 0;
   for (const [template, operations] of Object.entries(document.paths)) {
     const body = (operations as Record<string, Operation>).post?.requestBody?.content['application/json']?.schema;
     if (!body?.$ref) continue;
-    const schema = ajv.getSchema(`openapi${body.$ref}`)!.schema as { properties?: Record<string, { type?: string; minItems?: number; maxItems?: number }> };
+    const schema = ajv.getSchema(`openapi${body.$ref}`)!.schema as {
+      properties?: Record<string, { type?: string; minItems?: number; maxItems?: number }>;
+    };
     for (const [field, list] of Object.entries(schema.properties ?? {})) {
       if (list.type !== 'array' || list.maxItems === undefined) continue;
       const items = (n: number) => Array.from({ length: n }, (_, i) => (field === 'records' ? { title: `Book ${i}` } : `k${i}`));

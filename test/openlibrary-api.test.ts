@@ -14,8 +14,11 @@ import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 
 const log = createLogger('silent');
-const SAMPLE = ['ol_dump_editions_sample.txt', 'ol_dump_works_sample.txt', 'ol_dump_authors_sample.txt'].map((file) => projectPath('data', 'openlibrary', file));
-const load = (world: TestWorld, paths: string[]) => importOpenLibrary(paths, { db: world.db, cache: world.cache, log }, { progress: false });
+const SAMPLE = ['ol_dump_editions_sample.txt', 'ol_dump_works_sample.txt', 'ol_dump_authors_sample.txt'].map((file) =>
+  projectPath('data', 'openlibrary', file),
+);
+const load = (world: TestWorld, paths: string[]) =>
+  importOpenLibrary(paths, { db: world.db, cache: world.cache, log }, { progress: false });
 
 let deps: TestLoaderDeps;
 const api = useApi(test, {
@@ -46,19 +49,35 @@ test.serial('an edition key answers 301 to its book, whose JSON lists its identi
   const book = await recordOf('OL24224410M');
   t.like(book, { isbn_13: '9780439023481', physical_format: 'Hardcover', subjects: ['Survival', 'Reality television programs'] });
   // Two Open Library keys of one ISBN are one book (the goodbooks one), with both keys.
-  t.deepEqual(book.identifiers, { goodreads: ['2767052'], lccn: ['2007039987'], oclc: ['181516947'], openlibrary: ['OL24224410M', 'OL30012M'] });
+  t.deepEqual(book.identifiers, {
+    goodreads: ['2767052'],
+    lccn: ['2007039987'],
+    oclc: ['181516947'],
+    openlibrary: ['OL24224410M', 'OL30012M'],
+  });
   t.deepEqual(await recordOf('OL30012M'), book);
 });
 
 test.serial('work and author keys answer 301 to their records, with subjects, description, bio and remote ids', async (t) => {
   const work = await recordOf('OL2010879W');
-  t.like(work, { title: "The innovator's dilemma", subtitle: 'when new technologies cause great firms to fail', description: 'Why well-managed companies lose their markets to cheaper, simpler products.', original_year: 1997, identifiers: { openlibrary: ['OL2010879W'] } });
+  t.like(work, {
+    title: "The innovator's dilemma",
+    subtitle: 'when new technologies cause great firms to fail',
+    description: 'Why well-managed companies lose their markets to cheaper, simpler products.',
+    original_year: 1997,
+    identifiers: { openlibrary: ['OL2010879W'] },
+  });
   t.is(work.edition_count, 3);
   const author = await recordOf('OL101176A');
   t.like(author, { name: 'Omar Tarin', identifiers: { openlibrary: ['OL101176A'] } });
   t.true(typeof author.bio === 'string' && author.bio.startsWith('**Omar Tarin**'));
   const withRemoteIds = await recordOf('OL1017047A');
-  t.deepEqual(withRemoteIds.identifiers, { isni: ['0000000066340594'], openlibrary: ['OL1017047A'], viaf: ['7436334'], wikidata: ['Q3190233'] });
+  t.deepEqual(withRemoteIds.identifiers, {
+    isni: ['0000000066340594'],
+    openlibrary: ['OL1017047A'],
+    viaf: ['7436334'],
+    wikidata: ['Q3190233'],
+  });
 });
 
 test.serial('a redirected key leads to the survivor; a bad key is a 400, an unknown one a 404, a deleted one a 410', async (t) => {
@@ -68,7 +87,9 @@ test.serial('a redirected key leads to the survivor; a bad key is a 400, an unkn
   t.is(redirected.headers.get('location'), survivor.headers.get('location'));
   const bad = await api.get('/v1/openlibrary/OL12X');
   t.is(bad.status, 400);
-  t.deepEqual(await bad.json(), { error: { code: 'bad_request', message: 'invalid Open Library key: "OL12X" is not of the form OL7353617M, OL45804W or OL23919A' } });
+  t.deepEqual(await bad.json(), {
+    error: { code: 'bad_request', message: 'invalid Open Library key: "OL12X" is not of the form OL7353617M, OL45804W or OL23919A' },
+  });
   const unknown = await api.get('/v1/openlibrary/OL1M');
   t.is(unknown.status, 404);
   const deleted = await api.get('/v1/openlibrary/OL30030M');
@@ -89,7 +110,9 @@ test.serial('an Open Library cover, stored as its number, reads back as its URL 
   t.is((await recordOf('OL2010881W')).cover_url, cover);
   const { rows } = await api.world.db.query('select cover_url from books where id = $1', [book.id]);
   t.deepEqual(rows, [{ cover_url: '8231994' }]);
-  const { results } = (await (await api.get('/v1/books/search?q=eventyr%20og%20historier&editions=all')).json()) as { results: { book: { id: string; cover_url: string } }[] };
+  const { results } = (await (await api.get('/v1/books/search?q=eventyr%20og%20historier&editions=all')).json()) as {
+    results: { book: { id: string; cover_url: string } }[];
+  };
   t.is(results.find((hit) => hit.book.id === book.id)?.book.cover_url, cover);
 });
 
@@ -110,6 +133,8 @@ test.serial('a deleted record is never answered as live: its id is a 410, search
   t.is((await api.get('/v1/openlibrary/OL30008M')).status, 410);
   const search = (await (await api.get('/v1/books/search?q=quicksands')).json()) as { results: unknown[] };
   t.deepEqual(search.results, []);
-  const work = (await (await api.get((await api.get('/v1/openlibrary/OL2010882W')).headers.get('location')!)).json()) as { edition_count: number };
+  const work = (await (await api.get((await api.get('/v1/openlibrary/OL2010882W')).headers.get('location')!)).json()) as {
+    edition_count: number;
+  };
   t.is(work.edition_count, 0);
 });

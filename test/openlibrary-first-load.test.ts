@@ -75,7 +75,8 @@ test('a set-based first load of generated dumps (redirects, deletes, broken line
     ].join('\n'),
   );
   const extra = join(scratch, 'extra-editions.txt');
-  const line = (key: string, revision: number, json: object) => `/type/edition\t/books/${key}\t${revision}\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key: `/books/${key}` })}`;
+  const line = (key: string, revision: number, json: object) =>
+    `/type/edition\t/books/${key}\t${revision}\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key: `/books/${key}` })}`;
   await writeFile(
     extra,
     [
@@ -84,7 +85,11 @@ test('a set-based first load of generated dumps (redirects, deletes, broken line
       line('OL3M', 1, { title: 'Older revision' }),
       line('OL3M', 4, { title: 'Newer revision', authors: [{ key: '/authors/OL999999999A' }] }),
       // A work no record gives (titled by the first edition naming it), one deleted, one behind a chain of redirects.
-      line('OL5M', 1, { title: 'Placeholder first', works: [{ key: '/works/OL888888888W' }], authors: [{ key: '/authors/OL999999999A' }, { key: '/authors/OL777777777A' }] }),
+      line('OL5M', 1, {
+        title: 'Placeholder first',
+        works: [{ key: '/works/OL888888888W' }],
+        authors: [{ key: '/authors/OL999999999A' }, { key: '/authors/OL777777777A' }],
+      }),
       line('OL6M', 1, { title: 'Placeholder second', works: [{ key: '/works/OL888888888W' }] }),
       line('OL7M', 1, { title: 'Of a deleted work', works: [{ key: '/works/OL777777777W' }] }),
       line('OL8M', 1, { title: 'Behind redirects', works: [{ key: '/works/OL666666661W' }] }),
@@ -104,8 +109,9 @@ test('a set-based first load of the real sample makes the catalogue the record p
   t.deepEqual(set.bookUpdates, [{ n: 0 }]);
 });
 
-test('an Open Library work titled as a study guide, a summary or a boxset is of that kind through either path, and so is its books\' search document', async (t) => {
-  const record = (type: string, key: string, json: object) => `/type/${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key })}`;
+test("an Open Library work titled as a study guide, a summary or a boxset is of that kind through either path, and so is its books' search document", async (t) => {
+  const record = (type: string, key: string, json: object) =>
+    `/type/${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key })}`;
   const works = join(scratch, 'kinds-works.txt');
   const editions = join(scratch, 'kinds-editions.txt');
   await writeFile(
@@ -147,7 +153,11 @@ test('an Open Library work titled as a study guide, a summary or a boxset is of 
         'select w.work_key, w.kind, b.id as book_id from works w join books b on b.work_id = w.id order by 1',
       );
       t.deepEqual(Object.fromEntries(rows.map((row) => [row.work_key, row.kind])), expected, method);
-      const documents = await bookDocuments(world.db, rows.map((row) => row.book_id), 1);
+      const documents = await bookDocuments(
+        world.db,
+        rows.map((row) => row.book_id),
+        1,
+      );
       const kindOf = new Map(documents.map((document) => [document.id, (JSON.parse(document.json) as { kind: string }).kind]));
       t.deepEqual(Object.fromEntries(rows.map((row) => [row.work_key, kindOf.get(row.book_id)])), expected, method);
     } finally {
@@ -156,8 +166,10 @@ test('an Open Library work titled as a study guide, a summary or a boxset is of 
   }
 });
 
-test('a set-based first load over another source\'s books hands the editions of their ISBNs to the record path', async (t) => {
-  const { record } = await sameCatalogue(t, SAMPLE, { prepare: (world) => importFile(world, 'goodbooks', GOODBOOKS_300).then(() => undefined) });
+test("a set-based first load over another source's books hands the editions of their ISBNs to the record path", async (t) => {
+  const { record } = await sameCatalogue(t, SAMPLE, {
+    prepare: (world) => importFile(world, 'goodbooks', GOODBOOKS_300).then(() => undefined),
+  });
   t.true(record.changes!.some((row) => (row as { operation: string }).operation === 'merge'));
 });
 
@@ -195,7 +207,11 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
       await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
       // Killed after reporting: staging a file, choosing the newest records, the catalogue's tables written.
       for (const [index, phase] of ['first load: staging', 'first load: newest revision', 'first load: catalogue tables'].entries()) {
-        const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], { env: killed.env, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], {
+          env: killed.env,
+          cwd: projectPath(),
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         const exited = new Promise((resolve) => child.on('exit', resolve));
         const said: string[] = [];
         // Bounded, so a load that never reaches the phase fails with what it said instead of hanging the run.

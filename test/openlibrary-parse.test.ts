@@ -16,7 +16,8 @@ const EDITION_WITHOUT_ISBN =
 const WORK =
   '/type/work\t/works/OL10002179W\t3\t2010-04-28T06:54:19.472104\t{"title": "H\\u00e9matologie et soins infirmiers", "covers": [3144815], "key": "/works/OL10002179W", "authors": [{"type": {"key": "/type/author_role"}, "author": {"key": "/authors/OL3967469A"}}], "type": {"key": "/type/work"}, "subjects": ["M\\u00e9decine"], "revision": 3}';
 
-const line = (type: string, key: string, revision: number, json: object): string => `${type}\t${key}\t${revision}\t2020-01-01T00:00:00\t${JSON.stringify(json)}`;
+const line = (type: string, key: string, revision: number, json: object): string =>
+  `${type}\t${key}\t${revision}\t2020-01-01T00:00:00\t${JSON.stringify(json)}`;
 
 function record(parsed: OlLine | null): OlRecord {
   if (!parsed || !('record' in parsed)) throw new Error(`expected a record, got ${JSON.stringify(parsed)}`);
@@ -84,7 +85,9 @@ test('a published work line maps title, authors from author roles, subjects and 
 });
 
 test('every real author of the shared sample parses, with its key as an identifier', (t) => {
-  const lines = readFileSync(new URL('../data/openlibrary/ol_dump_authors_sample.txt', import.meta.url), 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(new URL('../data/openlibrary/ol_dump_authors_sample.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   t.is(lines.length, 4999);
   for (const text of lines) {
     const found = record(parseOlLine(text));
@@ -106,11 +109,15 @@ test('the year is read from free-text publish dates and nonsense gives none', (t
 });
 
 test('description and bio are read from a string or from a /type/text object, paragraphs kept', (t) => {
-  const asObject = work(parseOlLine(line('/type/work', '/works/OL1W', 1, { title: 'T', description: { type: '/type/text', value: 'One.\r\n\r\nTwo.' } })));
+  const asObject = work(
+    parseOlLine(line('/type/work', '/works/OL1W', 1, { title: 'T', description: { type: '/type/text', value: 'One.\r\n\r\nTwo.' } })),
+  );
   t.is(asObject.description, 'One.\n\nTwo.');
   const asString = work(parseOlLine(line('/type/work', '/works/OL1W', 1, { title: 'T', description: 'Plain.' })));
   t.is(asString.description, 'Plain.');
-  const bioObject = author(parseOlLine(line('/type/author', '/authors/OL1A', 1, { name: 'N', bio: { type: '/type/text', value: 'Born.' } })));
+  const bioObject = author(
+    parseOlLine(line('/type/author', '/authors/OL1A', 1, { name: 'N', bio: { type: '/type/text', value: 'Born.' } })),
+  );
   t.is(bioObject.bio, 'Born.');
   const bioString = author(parseOlLine(line('/type/author', '/authors/OL1A', 1, { name: 'N', bio: 'Born.' })));
   t.is(bioString.bio, 'Born.');
@@ -131,30 +138,46 @@ test('author roles in either shape and repeated author keys give each author onc
     ),
   );
   t.deepEqual(found.authorKeys, ['OL2A', 'OL1A', 'OL3A']);
-  const repeated = edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', authors: [{ key: '/authors/OL5A' }, { key: '/authors/OL5A' }] })));
+  const repeated = edition(
+    parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', authors: [{ key: '/authors/OL5A' }, { key: '/authors/OL5A' }] })),
+  );
   t.deepEqual(repeated.authorKeys, ['OL5A']);
 });
 
 test('cover -1 is no cover, and the first real cover id gives the URL', (t) => {
   t.is(edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', covers: [-1] }))).coverUrl, null);
-  t.is(edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', covers: [-1, 42] }))).coverUrl, 'https://covers.openlibrary.org/b/id/42-M.jpg');
+  t.is(
+    edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', covers: [-1, 42] }))).coverUrl,
+    'https://covers.openlibrary.org/b/id/42-M.jpg',
+  );
 });
 
 test('hyphenated ISBNs are repaired, invalid ones are reported and never used', (t) => {
   const hyphenated = edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', isbn_10: ['0-439-02348-3'] })));
   t.deepEqual(hyphenated.isbn, { isbn13: '9780439023481', isbn10: '0439023483' });
   t.true(hyphenated.isbnRepaired);
-  const invalid = edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', isbn_10: ['0439023484'], isbn_13: ['97804390234'] })));
+  const invalid = edition(
+    parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', isbn_10: ['0439023484'], isbn_13: ['97804390234'] })),
+  );
   t.is(invalid.isbn, null);
   t.deepEqual(invalid.invalidIsbns, ['97804390234', '0439023484']);
-  const oneGood = edition(parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', isbn_13: ['9780439023482'], isbn_10: ['0439023483'] })));
+  const oneGood = edition(
+    parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', isbn_13: ['9780439023482'], isbn_10: ['0439023483'] })),
+  );
   t.is(oneGood.isbn?.isbn13, '9780439023481');
   t.false(oneGood.isbnRepaired);
 });
 
 test('goodreads, OCLC and LCCN identifiers are kept once each', (t) => {
   const found = edition(
-    parseOlLine(line('/type/edition', '/books/OL1M', 1, { title: 'T', identifiers: { goodreads: ['123', '123'], librarything: ['9'] }, oclc_numbers: ['77'], lccn: ['2001012345'] })),
+    parseOlLine(
+      line('/type/edition', '/books/OL1M', 1, {
+        title: 'T',
+        identifiers: { goodreads: ['123', '123'], librarything: ['9'] },
+        oclc_numbers: ['77'],
+        lccn: ['2001012345'],
+      }),
+    ),
   );
   t.deepEqual(found.identifiers, [
     { scheme: 'openlibrary', value: 'OL1M' },
@@ -166,21 +189,43 @@ test('goodreads, OCLC and LCCN identifiers are kept once each', (t) => {
 
 test('author remote ids and alternate names are mapped', (t) => {
   const found = author(
-    parseOlLine(line('/type/author', '/authors/OL23919A', 5, { name: 'J. K. Rowling', personal_name: 'Joanne Rowling', alternate_names: ['J.K. Rowling', 'J. K. Rowling'], birth_date: '31 July 1965', remote_ids: { viaf: '116796842', wikidata: 'Q34660' } })),
+    parseOlLine(
+      line('/type/author', '/authors/OL23919A', 5, {
+        name: 'J. K. Rowling',
+        personal_name: 'Joanne Rowling',
+        alternate_names: ['J.K. Rowling', 'J. K. Rowling'],
+        birth_date: '31 July 1965',
+        remote_ids: { viaf: '116796842', wikidata: 'Q34660' },
+      }),
+    ),
   );
   t.deepEqual(found.alternateNames, ['J.K. Rowling', 'Joanne Rowling']);
   t.is(found.birthDate, '31 July 1965');
-  t.deepEqual(found.identifiers.map((id) => id.scheme), ['openlibrary', 'viaf', 'wikidata']);
+  t.deepEqual(
+    found.identifiers.map((id) => id.scheme),
+    ['openlibrary', 'viaf', 'wikidata'],
+  );
 });
 
 test('redirects and deletes are read with the key they name', (t) => {
-  t.like(record(parseOlLine(line('/type/redirect', '/works/OL1W', 3, { key: '/works/OL1W', location: '/works/OL2W', type: { key: '/type/redirect' } }))), {
-    type: 'redirect',
-    key: 'OL1W',
-    kind: 'work',
-    location: 'OL2W',
+  t.like(
+    record(
+      parseOlLine(
+        line('/type/redirect', '/works/OL1W', 3, { key: '/works/OL1W', location: '/works/OL2W', type: { key: '/type/redirect' } }),
+      ),
+    ),
+    {
+      type: 'redirect',
+      key: 'OL1W',
+      kind: 'work',
+      location: 'OL2W',
+    },
+  );
+  t.like(record(parseOlLine(line('/type/delete', '/books/OL9M', 2, { key: '/books/OL9M', type: { key: '/type/delete' } }))), {
+    type: 'delete',
+    key: 'OL9M',
+    kind: 'edition',
   });
-  t.like(record(parseOlLine(line('/type/delete', '/books/OL9M', 2, { key: '/books/OL9M', type: { key: '/type/delete' } }))), { type: 'delete', key: 'OL9M', kind: 'edition' });
 });
 
 test('text the database cannot store is cleaned: NUL and lone surrogates', (t) => {
@@ -191,11 +236,19 @@ test('text the database cannot store is cleaned: NUL and lone surrogates', (t) =
 test('broken lines are rejected with the reason, other types are skipped', (t) => {
   t.deepEqual(parseOlLine('/type/edition\t/books/OL1M\t1\t{"title": "T"}'), { rejected: 'expected 5 tab-separated columns, found 4' });
   t.regex((parseOlLine('/type/edition\t/books/OL1M\t1\t2020\t{"title": "T"') as { rejected: string }).rejected, /^invalid JSON: /);
-  t.deepEqual(parseOlLine('/type/edition\t/books/OL1M\tseven\t2020\t{"title": "T"}'), { rejected: 'revision "seven" is not a whole number' });
-  t.deepEqual(parseOlLine('/type/edition\t/works/OL1W\t1\t2020\t{"title": "T"}'), { rejected: 'a /type/edition record under the work key /works/OL1W' });
-  t.deepEqual(parseOlLine('/type/edition\t/books/OL1A\t1\t2020\t{"title": "T"}'), { rejected: 'key "/books/OL1A" is not an Open Library author, work or edition key' });
+  t.deepEqual(parseOlLine('/type/edition\t/books/OL1M\tseven\t2020\t{"title": "T"}'), {
+    rejected: 'revision "seven" is not a whole number',
+  });
+  t.deepEqual(parseOlLine('/type/edition\t/works/OL1W\t1\t2020\t{"title": "T"}'), {
+    rejected: 'a /type/edition record under the work key /works/OL1W',
+  });
+  t.deepEqual(parseOlLine('/type/edition\t/books/OL1A\t1\t2020\t{"title": "T"}'), {
+    rejected: 'key "/books/OL1A" is not an Open Library author, work or edition key',
+  });
   t.deepEqual(parseOlLine('/type/edition\t/books/OL1M\t1\t2020\t{"publishers": ["P"]}'), { rejected: 'edition has no title' });
-  t.deepEqual(parseOlLine('/type/redirect\t/works/OL1W\t1\t2020\t{"location": "/authors/OL2A"}'), { rejected: 'redirect to "/authors/OL2A" is not a work key' });
+  t.deepEqual(parseOlLine('/type/redirect\t/works/OL1W\t1\t2020\t{"location": "/authors/OL2A"}'), {
+    rejected: 'redirect to "/authors/OL2A" is not a work key',
+  });
   t.deepEqual(parseOlLine('/type/subject\t/subjects/x\t1\t2020\t{}'), { skipped: 'type /type/subject is not catalogued' });
   t.is(parseOlLine('   '), null);
 });
@@ -211,7 +264,10 @@ test('a bare key tells its kind', (t) => {
 test('the generator writes real-format dumps, the same bytes for a seed, in the proportions of the real ones', async (t) => {
   const dirs = [await mkdtemp(join(tmpdir(), 'bookmeta-olgen-')), await mkdtemp(join(tmpdir(), 'bookmeta-olgen-'))];
   try {
-    const [first, second] = [await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[0]!), await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[1]!)];
+    const [first, second] = [
+      await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[0]!),
+      await generateOpenLibrary({ editions: 3000, seed: 9 }, dirs[1]!),
+    ];
     const text = (path: string) => readFileSync(path, 'utf8');
     for (const kind of ['authors', 'works', 'editions'] as const) t.is(text(first.files[kind]), text(second.files[kind]), kind);
     const counts = new Map<string, number>();

@@ -20,7 +20,8 @@ let scratch: string;
 let thisMonth: string[];
 let nextMonth: string[];
 
-const line = (key: string, revision: number, json: object) => `/type/edition\t/books/${key}\t${revision}\t2024-07-01T00:00:00\t${JSON.stringify({ ...json, key: `/books/${key}` })}`;
+const line = (key: string, revision: number, json: object) =>
+  `/type/edition\t/books/${key}\t${revision}\t2024-07-01T00:00:00\t${JSON.stringify({ ...json, key: `/books/${key}` })}`;
 
 test.before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'bookmeta-olreimport-'));
@@ -48,7 +49,8 @@ test.after.always(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-const load = (world: TestWorld, paths: string[], method: OlMethod) => importOpenLibrary(paths, { db: world.db, cache: null, log }, { progress: false, method, batchSize: 200 });
+const load = (world: TestWorld, paths: string[], method: OlMethod) =>
+  importOpenLibrary(paths, { db: world.db, cache: null, log }, { progress: false, method, batchSize: 200 });
 
 /** What an operator reads in a report; rejections by line (the set-based path finds some while staging, the rest while applying). */
 const counts = (reports: ImportReport[]) =>
@@ -100,11 +102,17 @@ test("a re-import of next month's dumps makes the catalogue, the changes and the
     t.deepEqual(counts(set), counts(record));
     const changes = await changesAfter(bySet.db, seqs[1]!);
     t.deepEqual(changes, await changesAfter(byRecord.db, seqs[0]!));
-    for (const operation of ['insert', 'update', 'delete', 'merge']) t.true(changes.some((change) => (change as { operation: string }).operation === operation), operation);
+    for (const operation of ['insert', 'update', 'delete', 'merge'])
+      t.true(
+        changes.some((change) => (change as { operation: string }).operation === operation),
+        operation,
+      );
     const expected = await catalogueFingerprint(byRecord.db);
     const actual = await catalogueFingerprint(bySet.db);
     for (const table of Object.keys(expected)) t.deepEqual(actual[table], expected[table], table);
-    const { rows } = await bySet.db.query("select title, publisher from books where source_key in ('openlibrary:OL1M', 'openlibrary:OL2M') order by source_key");
+    const { rows } = await bySet.db.query(
+      "select title, publisher from books where source_key in ('openlibrary:OL1M', 'openlibrary:OL2M') order by source_key",
+    );
     t.deepEqual(rows, [
       { title: 'Seventh revision', publisher: null },
       { title: 'Third revision', publisher: 'Newer Press' },
@@ -121,15 +129,22 @@ test('a key deleted or redirected one month and back the next is its own entity 
     await writeFile(path, `${lines.join('\n')}\n`);
     return path;
   };
-  const record = (type: string, path: string, revision: number, json: object) => `/type/${type}\t${path}\t${revision}\t2024-07-01T00:00:00\t${JSON.stringify({ ...json, key: path })}`;
+  const record = (type: string, path: string, revision: number, json: object) =>
+    `/type/${type}\t${path}\t${revision}\t2024-07-01T00:00:00\t${JSON.stringify({ ...json, key: path })}`;
   const months = [
     await dump('back-1.txt', [
       record('work', '/works/OL90001W', 1, { title: 'Merged work' }),
       record('work', '/works/OL90002W', 1, { title: 'Surviving work' }),
       record('edition', '/books/OL90001M', 1, { title: 'Deleted edition', works: [{ key: '/works/OL90001W' }] }),
     ]),
-    await dump('back-2.txt', [record('delete', '/books/OL90001M', 2, {}), record('redirect', '/works/OL90001W', 2, { location: '/works/OL90002W' })]),
-    await dump('back-3.txt', [record('edition', '/books/OL90001M', 3, { title: 'Deleted edition, back', works: [{ key: '/works/OL90001W' }] }), record('work', '/works/OL90001W', 3, { title: 'Merged work, back' })]),
+    await dump('back-2.txt', [
+      record('delete', '/books/OL90001M', 2, {}),
+      record('redirect', '/works/OL90001W', 2, { location: '/works/OL90002W' }),
+    ]),
+    await dump('back-3.txt', [
+      record('edition', '/books/OL90001M', 3, { title: 'Deleted edition, back', works: [{ key: '/works/OL90001W' }] }),
+      record('work', '/works/OL90001W', 3, { title: 'Merged work, back' }),
+    ]),
   ];
   const byRecord = await createWorld();
   const bySet = await createWorld();
@@ -142,10 +157,14 @@ test('a key deleted or redirected one month and back the next is its own entity 
     const expected = await catalogueFingerprint(byRecord.db);
     const actual = await catalogueFingerprint(bySet.db);
     for (const table of Object.keys(expected)) t.deepEqual(actual[table], expected[table], table);
-    const { rows: books } = await bySet.db.query("select b.title, b.deleted_at is null as live, w.work_key from books b join works w on w.id = b.work_id where b.source_key = 'openlibrary:OL90001M'");
+    const { rows: books } = await bySet.db.query(
+      "select b.title, b.deleted_at is null as live, w.work_key from books b join works w on w.id = b.work_id where b.source_key = 'openlibrary:OL90001M'",
+    );
     // The edition is back on its work's survivor: the merge stands.
     t.deepEqual(books, [{ title: 'Deleted edition, back', live: true, work_key: 'ol:OL90002W' }]);
-    const { rows: works } = await bySet.db.query("select title, merged_into is not null as merged from works where work_key = 'ol:OL90001W'");
+    const { rows: works } = await bySet.db.query(
+      "select title, merged_into is not null as merged from works where work_key = 'ol:OL90001W'",
+    );
     t.deepEqual(works, [{ title: 'Merged work', merged: true }]);
   } finally {
     await byRecord.destroy();
@@ -164,10 +183,19 @@ test('kill -9 during a re-import, then a rerun, ends in the catalogue of one cle
     const seq = await lastChange(killed.db);
     // While it stages (or, should the poll miss that, as its first batch commits).
     const staging = async () =>
-      (await killed.db.query("select 1 from pg_stat_activity where datname = current_database() and query like 'copy ol_reimport %'")).rows.length > 0 || (await lastChange(killed.db)) > seq;
+      (await killed.db.query("select 1 from pg_stat_activity where datname = current_database() and query like 'copy ol_reimport %'")).rows
+        .length > 0 || (await lastChange(killed.db)) > seq;
     // Killed early, then once a quarter of the changes are committed, then half.
-    for (const until of [staging, async () => (await lastChange(killed.db)) - seq >= total / 4, async () => (await lastChange(killed.db)) - seq >= total / 2]) {
-      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], { env: killed.env, cwd: projectPath(), stdio: 'ignore' });
+    for (const until of [
+      staging,
+      async () => (await lastChange(killed.db)) - seq >= total / 4,
+      async () => (await lastChange(killed.db)) - seq >= total / 2,
+    ]) {
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], {
+        env: killed.env,
+        cwd: projectPath(),
+        stdio: 'ignore',
+      });
       const exited = new Promise((resolve) => child.on('exit', resolve));
       while (!(await until()) && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
       t.is(child.exitCode, null, 'killed before it finished');

@@ -9,7 +9,12 @@ test('calls made in one turn reach the batch function together, grouped by key, 
   });
   const answers = await Promise.all([load('a'), load('b'), load('a'), load('a')]);
   t.deepEqual(answers, ['a#0', 'b#0', 'a#1', 'a#2']);
-  t.deepEqual(batches, [[{ key: 'a', count: 3 }, { key: 'b', count: 1 }]]);
+  t.deepEqual(batches, [
+    [
+      { key: 'a', count: 3 },
+      { key: 'b', count: 1 },
+    ],
+  ]);
   // A later turn is a new batch.
   t.is(await load('b'), 'b#0');
   t.is(batches.length, 2);
@@ -22,7 +27,10 @@ test('a failed batch fails every call in it, and the next batch starts afresh', 
     return groups.map((group) => new Array<number>(group.count).fill(group.key * 10));
   });
   const failed = await Promise.allSettled([load(1), load(2)]);
-  t.deepEqual(failed.map((result) => result.status), ['rejected', 'rejected']);
+  t.deepEqual(
+    failed.map((result) => result.status),
+    ['rejected', 'rejected'],
+  );
   fail = false;
   t.is(await load(3), 30);
 });

@@ -99,7 +99,9 @@ test('the window slides request by request: only the slots of calls older than t
       await until(first.answered + windowMs + 50);
       const third = await burst(auth, 3);
       if (second.answered >= first.sent + windowMs || third.answered >= second.sent + windowMs) {
-        t.log(`attempt ${attempt} too slow to decide: bursts answered ${second.answered - first.sent} and ${third.answered - second.sent} ms after the one before was sent`);
+        t.log(
+          `attempt ${attempt} too slow to decide: bursts answered ${second.answered - first.sent} and ${third.answered - second.sent} ms after the one before was sent`,
+        );
         continue;
       }
       // The first two calls are still in the window: one slot left.

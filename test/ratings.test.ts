@@ -39,11 +39,11 @@ test.before(async () => {
 
   const lines = ['User-ID,ISBN,Book-Rating'];
   const rate = (user: number, book: Book, rating = 8) => lines.push(`${user},${book.isbn_10},${rating}`);
-  for (let user = 1; user <= 5; user += 1) rate(user, a), rate(user, b); // 5 readers liked A and B
-  for (let user = 6; user <= 7; user += 1) rate(user, a), rate(user, c); // 2 liked A and C
-  rate(8, a), rate(8, d); // 1 liked A and D: too few to relate them
-  for (let user = 9; user <= 11; user += 1) rate(user, a, 2), rate(user, d); // rated A low: did not like it
-  for (let user = 20; user <= 25; user += 1) rate(user, edition1), rate(user, edition2), rate(user, c);
+  for (let user = 1; user <= 5; user += 1) (rate(user, a), rate(user, b)); // 5 readers liked A and B
+  for (let user = 6; user <= 7; user += 1) (rate(user, a), rate(user, c)); // 2 liked A and C
+  (rate(8, a), rate(8, d)); // 1 liked A and D: too few to relate them
+  for (let user = 9; user <= 11; user += 1) (rate(user, a, 2), rate(user, d)); // rated A low: did not like it
+  for (let user = 20; user <= 25; user += 1) (rate(user, edition1), rate(user, edition2), rate(user, c));
   lines.push('30,0000000000,7'); // valid ISBN no book has
   lines.push('31,not-an-isbn,7');
   lines.push(`32,${a.isbn_10},11`);
@@ -99,7 +99,13 @@ test.serial('importing ratings records changes that sync puts in the index; a se
 
 test.serial('a changed rating that changes a list records a change for that book only', async (t) => {
   // Two more readers liked B and D: D gets a list, B's list gains D.
-  const file = await csvFile(['User-ID,ISBN,Book-Rating', `40,${b.isbn_10},9`, `40,${d.isbn_10},9`, `41,${b.isbn_10},9`, `41,${d.isbn_10},9`]);
+  const file = await csvFile([
+    'User-ID,ISBN,Book-Rating',
+    `40,${b.isbn_10},9`,
+    `40,${d.isbn_10},9`,
+    `41,${b.isbn_10},9`,
+    `41,${d.isbn_10},9`,
+  ]);
   const before = await lastSeq(world.db);
   const report = await importRatings(file, { db: world.db, log: quiet });
   t.deepEqual([...report.alsoLiked.changed].sort(), [b.id, d.id].sort());
@@ -111,12 +117,21 @@ test.serial('a changed rating that changes a list records a change for that book
   t.true(indexed.get(b.id)?.also_liked.includes(d.id));
 });
 
-test.serial('readers of any edition of a work count for the work: two readers of two editions relate it to a book they both liked', async (t) => {
-  // One reader liked edition 1 and D, another edition 2 and D: no edition has two co-readers with D, the work has.
-  const file = await csvFile(['User-ID,ISBN,Book-Rating', `60,${edition1.isbn_10},9`, `60,${d.isbn_10},9`, `61,${edition2.isbn_10},9`, `61,${d.isbn_10},9`]);
-  await importRatings(file, { db: world.db, log: quiet });
-  t.true((await alsoLikedOf(world.db, edition1.id)).includes(d.id));
-  t.true((await alsoLikedOf(world.db, edition2.id)).includes(d.id));
-  const ofD = await alsoLikedOf(world.db, d.id);
-  t.is(ofD.filter((id) => id === edition1.id || id === edition2.id).length, 1);
-});
+test.serial(
+  'readers of any edition of a work count for the work: two readers of two editions relate it to a book they both liked',
+  async (t) => {
+    // One reader liked edition 1 and D, another edition 2 and D: no edition has two co-readers with D, the work has.
+    const file = await csvFile([
+      'User-ID,ISBN,Book-Rating',
+      `60,${edition1.isbn_10},9`,
+      `60,${d.isbn_10},9`,
+      `61,${edition2.isbn_10},9`,
+      `61,${d.isbn_10},9`,
+    ]);
+    await importRatings(file, { db: world.db, log: quiet });
+    t.true((await alsoLikedOf(world.db, edition1.id)).includes(d.id));
+    t.true((await alsoLikedOf(world.db, edition2.id)).includes(d.id));
+    const ofD = await alsoLikedOf(world.db, d.id);
+    t.is(ofD.filter((id) => id === edition1.id || id === edition2.id).length, 1);
+  },
+);

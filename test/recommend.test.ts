@@ -29,11 +29,15 @@ const RATINGS = [
 
 test.before(async () => {
   search = await openSearchWorld(async (world) => {
-    await importFile(world, 'book-crossing', await csvFile([
-      BX_HEADER,
-      `${SPARROW_LABELLED},"Sparrow Hill (Now in Paperback!)","Mara Quillfeather",2004,"Puffin"`,
-      `${SPARROW},"Sparrow Hill","Mara Quillfeather",2001,"Viking"`,
-    ]));
+    await importFile(
+      world,
+      'book-crossing',
+      await csvFile([
+        BX_HEADER,
+        `${SPARROW_LABELLED},"Sparrow Hill (Now in Paperback!)","Mara Quillfeather",2004,"Puffin"`,
+        `${SPARROW},"Sparrow Hill","Mara Quillfeather",2001,"Viking"`,
+      ]),
+    );
     await importRatings(await csvFile(RATINGS), { db: world.db, log: createLogger('silent') });
   });
 });
@@ -57,7 +61,10 @@ test('what readers of a book also liked comes first, strongest co-reading first'
   const book = await bookByIsbn(SPEAK);
   const answer = await recommend(book.id);
   t.is(answer.book_id, book.id);
-  t.deepEqual(answer.results.slice(0, 2).map((hit) => hit.book.isbn_10), [FOUNTAINHEAD, INTO_THE_WILD]);
+  t.deepEqual(
+    answer.results.slice(0, 2).map((hit) => hit.book.isbn_10),
+    [FOUNTAINHEAD, INTO_THE_WILD],
+  );
   t.true(answer.results[0]!.score > answer.results[1]!.score);
 });
 
@@ -76,7 +83,7 @@ test('a twin of the book in another work is never recommended, whichever of the 
   t.false((await recommend(plain.id)).results.some((hit) => hit.book.id === labelled.id));
 });
 
-test('recommendations are one book per work, never an edition of the book\'s own work nor a twin of it', async (t) => {
+test("recommendations are one book per work, never an edition of the book's own work nor a twin of it", async (t) => {
   const { rows } = await search.world.db.query<{ id: string }>(
     'select min(id) as id from books where merged_into is null group by work_id having count(*) > 1 order by min(id)',
   );
@@ -103,7 +110,7 @@ test('a recommended book reads like GET /v1/books/:id; limit defaults to 10, fil
   t.deepEqual(await tooMany.json(), { error: { code: 'bad_request', message: 'limit must be an integer from 1 to 50' } });
 });
 
-test('an unknown id is a 404 naming it; a merged id is a 301 to the survivor\'s recommendations', async (t) => {
+test("an unknown id is a 404 naming it; a merged id is a 301 to the survivor's recommendations", async (t) => {
   const missing = await search.get('/v1/books/bk_0000000000zz/recommendations');
   t.is(missing.status, 404);
   t.deepEqual(await missing.json(), { error: { code: 'not_found', message: 'book bk_0000000000zz not found' } });

@@ -25,7 +25,11 @@ type ResultBatch = Record<string, { result: Candidate[] }>;
 
 /** A query batch as OpenRefine posts it: the form field `queries`. */
 const postForm = (server: RunningServer, batch: unknown, headers: Record<string, string> = auth): Promise<Response> =>
-  fetch(`${server.url}/reconcile`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ queries: JSON.stringify(batch) }) });
+  fetch(`${server.url}/reconcile`, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ queries: JSON.stringify(batch) }),
+  });
 
 async function reconcile(t: ExecutionContext, batch: unknown): Promise<ResultBatch> {
   const response = await postForm(search.server, batch);
@@ -50,7 +54,10 @@ test('the manifest is public, valid against the 0.2 schema, and asks for the Bea
     description: 'Your bookmeta API key, written as "Bearer svc_live_<kid>_<secret>" (the same key and budget as /v1).',
   });
   t.deepEqual(manifest.view, { url: `${search.server.url}/v1/books/{{id}}` });
-  t.deepEqual((manifest.defaultTypes as { id: string }[]).map((type) => type.id), ['book', 'work', 'author']);
+  t.deepEqual(
+    (manifest.defaultTypes as { id: string }[]).map((type) => type.id),
+    ['book', 'work', 'author'],
+  );
   t.is(manifest.batchSize, 50);
   // The validator is the real one: the schema's own invalid manifests fail it.
   for (const [name, invalid] of await reconciliationExamples('manifest', 'invalid')) t.false(schemas.manifest(invalid), name);
@@ -58,9 +65,17 @@ test('the manifest is public, valid against the 0.2 schema, and asks for the Bea
   const suggest = manifest.suggest as { property: { service_url: string; service_path: string } };
   const properties = await fetch(`${suggest.property.service_url}${suggest.property.service_path}?prefix=pub`);
   t.is(properties.status, 200);
-  t.deepEqual(((await properties.json()) as { result: { id: string }[] }).result.map((property) => property.id), ['publisher']);
-  const all = (await (await fetch(`${suggest.property.service_url}${suggest.property.service_path}`)).json()) as { result: { id: string }[] };
-  t.deepEqual(all.result.map((property) => property.id), ['author', 'isbn', 'year', 'publisher']);
+  t.deepEqual(
+    ((await properties.json()) as { result: { id: string }[] }).result.map((property) => property.id),
+    ['publisher'],
+  );
+  const all = (await (await fetch(`${suggest.property.service_url}${suggest.property.service_path}`)).json()) as {
+    result: { id: string }[];
+  };
+  t.deepEqual(
+    all.result.map((property) => property.id),
+    ['author', 'isbn', 'year', 'publisher'],
+  );
 });
 
 test('queries need the key, in every form, and a browser on another origin may send it (preflight answered without a key)', async (t) => {
@@ -74,7 +89,11 @@ test('queries need the key, in every form, and a browser on another origin may s
 
   const preflight = await fetch(`${search.server.url}/reconcile`, {
     method: 'OPTIONS',
-    headers: { Origin: 'http://127.0.0.1:3333', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
+    headers: {
+      Origin: 'http://127.0.0.1:3333',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'authorization',
+    },
   });
   t.is(preflight.status, 204);
   t.is(preflight.headers.get('access-control-allow-origin'), '*');
@@ -83,9 +102,16 @@ test('queries need the key, in every form, and a browser on another origin may s
 });
 
 test('a batch is answered alike from the form field, a JSON body and GET ?queries=', async (t) => {
-  const batch = { q0: { query: 'Mockingjay', properties: [{ pid: 'author', v: 'Suzanne Collins' }] }, q1: { query: 'Suzanne Collins', type: 'author' } };
+  const batch = {
+    q0: { query: 'Mockingjay', properties: [{ pid: 'author', v: 'Suzanne Collins' }] },
+    q1: { query: 'Suzanne Collins', type: 'author' },
+  };
   const fromForm = await reconcile(t, batch);
-  const fromJson = await fetch(`${search.server.url}/reconcile`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(batch) });
+  const fromJson = await fetch(`${search.server.url}/reconcile`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify(batch),
+  });
   t.is(fromJson.status, 200);
   t.deepEqual(await fromJson.json(), fromForm);
   const fromGet = await fetch(`${search.server.url}/reconcile?queries=${encodeURIComponent(JSON.stringify(batch))}`, { headers: auth });
@@ -118,7 +144,11 @@ test('every valid example query batch of the 0.2 schemas gets a 200 and a valid 
     [`queries=${encodeURIComponent('[1]')}`, 'queries: must be a JSON object of queries {"q0": {"query": "..."}}'],
     [`queries=${encodeURIComponent('{"q0": {"query": "x", "limit": 0}}')}`, 'queries.q0.limit: Too small: expected number to be >0'],
   ]) {
-    const response = await fetch(`${search.server.url}/reconcile`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+    const response = await fetch(`${search.server.url}/reconcile`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     t.is(response.status, 400, body);
     t.deepEqual(await response.json(), { error: { code: 'bad_request', message } }, body);
   }
@@ -132,17 +162,41 @@ test('books are matched as /v1/match matches them: score is its confidence out o
     absent: { title: 'The Collected Letters of Nobody in Particular' },
   };
   const results = await reconcile(t, {
-    hunger: { query: records.hunger.title, type: 'book', limit: 3, properties: [{ pid: 'author', v: records.hunger.author }, { pid: 'year', v: '2008' }] },
+    hunger: {
+      query: records.hunger.title,
+      type: 'book',
+      limit: 3,
+      properties: [
+        { pid: 'author', v: records.hunger.author },
+        { pid: 'year', v: '2008' },
+      ],
+    },
     potter: { query: records.potter.title, properties: [{ pid: 'Author', v: [records.potter.author] }] },
     isbnOnly: { properties: [{ pid: 'isbn', v: records.isbnOnly.isbn }] },
     absent: { query: records.absent.title },
   });
   for (const [id, record] of Object.entries(records)) {
-    const single = (await (await search.post('/v1/match', JSON.stringify(record))).json()) as { match: { id: string } | null; confidence: number; candidates: { book: { id: string }; confidence: number }[] };
+    const single = (await (await search.post('/v1/match', JSON.stringify(record))).json()) as {
+      match: { id: string } | null;
+      confidence: number;
+      candidates: { book: { id: string }; confidence: number }[];
+    };
     const result = results[id]!.result;
-    t.deepEqual(result.map((candidate) => candidate.id), single.candidates.slice(0, 3).map((candidate) => candidate.book.id), id);
-    t.deepEqual(result.map((candidate) => candidate.score), single.candidates.slice(0, 3).map((candidate) => Math.round(candidate.confidence * 1000) / 10), id);
-    t.deepEqual(result.map((candidate) => candidate.match), result.map((_, index) => index === 0 && single.match !== null), id);
+    t.deepEqual(
+      result.map((candidate) => candidate.id),
+      single.candidates.slice(0, 3).map((candidate) => candidate.book.id),
+      id,
+    );
+    t.deepEqual(
+      result.map((candidate) => candidate.score),
+      single.candidates.slice(0, 3).map((candidate) => Math.round(candidate.confidence * 1000) / 10),
+      id,
+    );
+    t.deepEqual(
+      result.map((candidate) => candidate.match),
+      result.map((_, index) => index === 0 && single.match !== null),
+      id,
+    );
     for (const candidate of result) t.deepEqual(candidate.type, [{ id: 'book', name: 'Book' }]);
   }
   t.true(results.hunger!.result[0]!.match);
@@ -181,7 +235,7 @@ test('works and authors are types of their own; a type the service does not have
   t.deepEqual(results.person!.result, []);
 });
 
-test('each query draws one unit of the key\'s budget; a batch the budget cannot cover is refused whole with 429 and Retry-After; queries are metered like /v1', async (t) => {
+test("each query draws one unit of the key's budget; a batch the budget cannot cover is refused whole with 429 and Retry-After; queries are metered like /v1", async (t) => {
   const server = await startTestServer(search.world, { rateLimitMax: 10 });
   t.teardown(() => server.stop());
   const { kid, auth: budgeted } = await newKey(search.world, 'budget');
@@ -212,11 +266,13 @@ test('each query draws one unit of the key\'s budget; a batch the budget cannot 
   ]);
 });
 
-test('a batch larger than the manifest\'s batchSize is a 413', async (t) => {
+test("a batch larger than the manifest's batchSize is a 413", async (t) => {
   const batch = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`q${i}`, { query: 'Mockingjay' }]));
   const response = await postForm(search.server, batch);
   t.is(response.status, 413);
-  t.deepEqual(await response.json(), { error: { code: 'payload_too_large', message: '51 queries in one batch; at most 50 (the manifest\'s batchSize)' } });
+  t.deepEqual(await response.json(), {
+    error: { code: 'payload_too_large', message: "51 queries in one batch; at most 50 (the manifest's batchSize)" },
+  });
 });
 
 test('a batch that names no query is a 400 saying so, in every form, and is one request of the budget like any batch that cannot be read', async (t) => {

@@ -27,8 +27,31 @@ test.serial('reindex builds versioned indices behind the aliases with every live
   const books = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases.books);
   const hunger = [...books.values()].find((book) => book.isbn_13 === '9780439023481')!;
   t.deepEqual(Object.keys(hunger), [
-    'id', 'work_id', 'kind', 'work_title', 'isbn_13', 'isbn_10', 'title', 'subtitle', 'series', 'series_number', 'authors', 'author_ids', 'author_names', 'first_author',
-    'publisher', 'year', 'language', 'pages', 'cover_url', 'physical_format', 'subjects', 'popularity', 'average_rating', 'also_liked', 'updated_seq',
+    'id',
+    'work_id',
+    'kind',
+    'work_title',
+    'isbn_13',
+    'isbn_10',
+    'title',
+    'subtitle',
+    'series',
+    'series_number',
+    'authors',
+    'author_ids',
+    'author_names',
+    'first_author',
+    'publisher',
+    'year',
+    'language',
+    'pages',
+    'cover_url',
+    'physical_format',
+    'subjects',
+    'popularity',
+    'average_rating',
+    'also_liked',
+    'updated_seq',
   ]);
   t.is(hunger.title, 'The Hunger Games');
   t.deepEqual(hunger.author_names, ['Suzanne Collins']);
@@ -109,7 +132,10 @@ test.serial('the CLI reindexes, prints a summary and the loader status agrees wi
   t.regex(result.stdout, /books-v\d+\s+\d+\s+\d+/);
   const status = await runCli(world.env, ['loader', 'status', '--json']);
   t.is(status.code, 0, status.stderr);
-  const parsed = JSON.parse(status.stdout) as { lagChanges: number; indices: { documents: number; live: number; targets: string[]; others: string[] }[] };
+  const parsed = JSON.parse(status.stdout) as {
+    lagChanges: number;
+    indices: { documents: number; live: number; targets: string[]; others: string[] }[];
+  };
   t.is(parsed.lagChanges, 0);
   for (const index of parsed.indices) {
     t.is(index.documents, index.live);
@@ -167,7 +193,9 @@ test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex 
     const { count } = await deps.es.count({ index: deps.aliases.books });
     t.true(count > 0);
     const leftovers = await strayIndices(deps.es, deps.aliases.books);
-    t.log(`killed ${delayMs} ms after "${message}": alias ${targets[0] === aliasBefore[0] ? 'kept' : 'swapped'}, ${leftovers.length} leftover indices`);
+    t.log(
+      `killed ${delayMs} ms after "${message}": alias ${targets[0] === aliasBefore[0] ? 'kept' : 'swapped'}, ${leftovers.length} leftover indices`,
+    );
     await retitle(world.db, [book!.id], () => `Retitled After Killed Reindex ${message} ${delayMs}`);
     await syncOnce(deps);
     await assertIndexMatches(t, deps);

@@ -16,11 +16,15 @@ test.before(async () => {
   const extra = lines.filter((line) => EXTRA_GOODBOOKS.has(line.slice(0, line.indexOf(','))));
   search = await openSearchWorld(async (world) => {
     await importFile(world, 'goodbooks', await csvFile([GOODBOOKS_HEADER, ...extra]));
-    await importFile(world, 'book-crossing', await csvFile([
-      BX_HEADER,
-      "0375407073,\"1984 (Everyman's Library)\",\"George Orwell\",1992,\"Everyman's Library\"",
-      '8497592433,"1984 (Spanish Language Edition)","George Orwell",2003,"Debolsillo"',
-    ]));
+    await importFile(
+      world,
+      'book-crossing',
+      await csvFile([
+        BX_HEADER,
+        '0375407073,"1984 (Everyman\'s Library)","George Orwell",1992,"Everyman\'s Library"',
+        '8497592433,"1984 (Spanish Language Edition)","George Orwell",2003,"Debolsillo"',
+      ]),
+    );
   });
 });
 test.after.always(async () => {
@@ -43,7 +47,10 @@ test('the title as readers know it brings its work first, once: "1984" is one wo
 
 test('of two books with the title asked for, the more read comes first', async (t) => {
   const books = await titles('Scarlet');
-  t.deepEqual(books.slice(0, 2).map((book) => book.authors[0]?.name), ['Marissa Meyer', 'A.C. Gaughen']);
+  t.deepEqual(
+    books.slice(0, 2).map((book) => book.authors[0]?.name),
+    ['Marissa Meyer', 'A.C. Gaughen'],
+  );
 });
 
 test('a series name alone brings its most-read volume first, and a boxset or companion ranks below the volumes', async (t) => {
@@ -56,7 +63,10 @@ test('a series name alone brings its most-read volume first, and a boxset or com
     t.true(at === -1 || at >= volumes, `${title} at ${at}`);
   }
   const hunger = await titles('the hunger games');
-  t.deepEqual(hunger.slice(0, 3).map((book) => book.title), ['The Hunger Games', 'Catching Fire', 'Mockingjay']);
+  t.deepEqual(
+    hunger.slice(0, 3).map((book) => book.title),
+    ['The Hunger Games', 'Catching Fire', 'Mockingjay'],
+  );
   t.true(rank(hunger, 'The Hunger Games Trilogy Boxset') > 2);
 });
 

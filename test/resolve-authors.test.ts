@@ -15,12 +15,23 @@ import { runCli } from './helpers/processes.js';
  * records of writers: Suzanne Collins with an edition of a goodbooks ISBN and a work goodbooks has
  * too, a Stephen King with no book in common, and a Jane Collins claimed on another goodbooks ISBN.
  */
-const line = (type: string, key: string, json: object): string => `${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key, revision: 1 })}`;
+const line = (type: string, key: string, json: object): string =>
+  `${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key, revision: 1 })}`;
 const author = (key: string, name: string) => line('/type/author', `/authors/${key}`, { name, type: { key: '/type/author' } });
 const work = (key: string, title: string, authorKey: string) =>
-  line('/type/work', `/works/${key}`, { title, type: { key: '/type/work' }, authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }] });
+  line('/type/work', `/works/${key}`, {
+    title,
+    type: { key: '/type/work' },
+    authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }],
+  });
 const edition = (key: string, title: string, isbn: string, workKey: string, authorKey: string) =>
-  line('/type/edition', `/books/${key}`, { title, isbn_13: [isbn], type: { key: '/type/edition' }, works: [{ key: `/works/${workKey}` }], authors: [{ key: `/authors/${authorKey}` }] });
+  line('/type/edition', `/books/${key}`, {
+    title,
+    isbn_13: [isbn],
+    type: { key: '/type/edition' },
+    works: [{ key: `/works/${workKey}` }],
+    authors: [{ key: `/authors/${authorKey}` }],
+  });
 
 const DUMP = [
   author('OL1A', 'Suzanne Collins'),
@@ -55,28 +66,38 @@ test.after.always(async () => {
 
 const authorId = async (where: string, value: string): Promise<string> =>
   (await api.world.db.query<{ id: string }>(`select id from authors where ${where} = $1`, [value])).rows[0]!.id;
-const workOf = async (isbn: string): Promise<string> => (await api.world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
+const workOf = async (isbn: string): Promise<string> =>
+  (await api.world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
 
-test.serial('an author of two sources tied by a shared ISBN becomes one: the merged id answers 301, the feed records it, the split work groups', async (t) => {
-  const goodbooksCollins = await authorId('name_key', 'suzanne collins');
-  const openLibraryCollins = await authorId('name_key', 'ol:OL1A');
-  const goodbooksCatchingFire = await workOf('9780439023498');
-  const before = (await api.world.db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq;
+test.serial(
+  'an author of two sources tied by a shared ISBN becomes one: the merged id answers 301, the feed records it, the split work groups',
+  async (t) => {
+    const goodbooksCollins = await authorId('name_key', 'suzanne collins');
+    const openLibraryCollins = await authorId('name_key', 'ol:OL1A');
+    const goodbooksCatchingFire = await workOf('9780439023498');
+    const before = (await api.world.db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq;
 
-  t.deepEqual(await resolveAuthors(api.world.db, api.world.cache), { authors: 1, works: 1 });
+    t.deepEqual(await resolveAuthors(api.world.db, api.world.cache), { authors: 1, works: 1 });
 
-  const response = await api.get(`/v1/authors/${goodbooksCollins}`);
-  t.is(response.status, 301);
-  t.is(response.headers.get('location'), `/v1/authors/${openLibraryCollins}`);
-  const survivor = await (await api.get(`/v1/authors/${openLibraryCollins}`)).json();
-  t.is(survivor.name, 'Suzanne Collins');
-  const { rows: merges } = await api.world.db.query('select entity, entity_id, survivor_id from changes where seq > $1 and operation = $2 order by seq', [before, 'merge']);
-  t.deepEqual(merges.filter((row) => row.entity === 'author'), [{ entity: 'author', entity_id: goodbooksCollins, survivor_id: openLibraryCollins }]);
-  // Catching Fire was two works, goodbooks' and Open Library's, only because Suzanne Collins was two records.
-  const work = await api.get(`/v1/works/${goodbooksCatchingFire}`);
-  t.is(work.status, 301);
-  t.is(await workOf('9780439023498'), await workOf('9780000000002'));
-});
+    const response = await api.get(`/v1/authors/${goodbooksCollins}`);
+    t.is(response.status, 301);
+    t.is(response.headers.get('location'), `/v1/authors/${openLibraryCollins}`);
+    const survivor = await (await api.get(`/v1/authors/${openLibraryCollins}`)).json();
+    t.is(survivor.name, 'Suzanne Collins');
+    const { rows: merges } = await api.world.db.query(
+      'select entity, entity_id, survivor_id from changes where seq > $1 and operation = $2 order by seq',
+      [before, 'merge'],
+    );
+    t.deepEqual(
+      merges.filter((row) => row.entity === 'author'),
+      [{ entity: 'author', entity_id: goodbooksCollins, survivor_id: openLibraryCollins }],
+    );
+    // Catching Fire was two works, goodbooks' and Open Library's, only because Suzanne Collins was two records.
+    const work = await api.get(`/v1/works/${goodbooksCatchingFire}`);
+    t.is(work.status, 301);
+    t.is(await workOf('9780439023498'), await workOf('9780000000002'));
+  },
+);
 
 test.serial('the same name without a shared book or work, or a shared ISBN without a name of one person, merges nothing', async (t) => {
   for (const nameKey of ['stephen king', 'ol:OL3A', 'ol:OL4A']) {

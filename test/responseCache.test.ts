@@ -26,7 +26,10 @@ const missAt = async (name: string): Promise<number> => {
 
 test('answers stored in one turn are each kept, and each is dropped with any entity it shows', async (t) => {
   const [a, b] = await Promise.all([missAt('/v1/books/bk_a'), missAt('/v1/books/bk_b')]);
-  t.deepEqual(await Promise.all([cache.store('/v1/books/bk_a', 'A', 60, ['bk_a', 'au_x'], a), cache.store('/v1/books/bk_b', 'B', 60, ['bk_b'], b)]), [true, true]);
+  t.deepEqual(
+    await Promise.all([cache.store('/v1/books/bk_a', 'A', 60, ['bk_a', 'au_x'], a), cache.store('/v1/books/bk_b', 'B', 60, ['bk_b'], b)]),
+    [true, true],
+  );
   t.deepEqual(await cache.lookup('/v1/books/bk_a'), { hit: 'A' });
   t.deepEqual(await cache.lookup('/v1/books/bk_b'), { hit: 'B' });
   await cache.invalidate(['au_x']);
@@ -38,7 +41,13 @@ test('an answer read before one of its entities changed is not stored, while the
   const [stale, fresh] = await Promise.all([missAt('/v1/books/bk_c'), missAt('/v1/books/bk_d')]);
   // The change commits between the read of bk_c and the store of its (now old) answer.
   await cache.invalidate(['bk_c']);
-  t.deepEqual(await Promise.all([cache.store('/v1/books/bk_c', 'old C', 60, ['bk_c'], stale), cache.store('/v1/books/bk_d', 'D', 60, ['bk_d'], fresh)]), [false, true]);
+  t.deepEqual(
+    await Promise.all([
+      cache.store('/v1/books/bk_c', 'old C', 60, ['bk_c'], stale),
+      cache.store('/v1/books/bk_d', 'D', 60, ['bk_d'], fresh),
+    ]),
+    [false, true],
+  );
   t.true('missAt' in (await cache.lookup('/v1/books/bk_c')));
   t.deepEqual(await cache.lookup('/v1/books/bk_d'), { hit: 'D' });
   // Read after the change, the answer is stored.

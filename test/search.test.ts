@@ -31,7 +31,8 @@ const books = async (query: string): Promise<BookPage> => {
   if (response.status !== 200) throw new Error(`${query}: ${response.status} ${await response.text()}`);
   return (await response.json()) as BookPage;
 };
-const authors = async (query: string): Promise<AuthorPage> => (await (await search.get(`/v1/authors/search?${query}`)).json()) as AuthorPage;
+const authors = async (query: string): Promise<AuthorPage> =>
+  (await (await search.get(`/v1/authors/search?${query}`)).json()) as AuthorPage;
 const titles = (page: BookPage): string[] => page.results.map((hit) => hit.book.title);
 
 const badRequest = async (t: ExecutionContext, path: string, message: string) => assertBadRequest(t, await search.get(path), message, path);
@@ -60,7 +61,10 @@ test('book search ranks the title match first and answers the same record as GET
   const record = await (await search.get(`/v1/books/${page.results[0]!.book.id}`)).json();
   t.deepEqual(page.results[0]!.book, record);
   const scores = page.results.map((hit) => hit.score);
-  t.deepEqual(scores, [...scores].sort((a, b) => b - a));
+  t.deepEqual(
+    scores,
+    [...scores].sort((a, b) => b - a),
+  );
 });
 
 test('an ISBN in q, in any spelling, puts that edition first', async (t) => {
@@ -80,7 +84,11 @@ test('book search tolerates typos, a missing article, diacritics and a half-type
 test('book search finds books by author name and by series', async (t) => {
   const byAuthor = await books('q=suzanne%20collins');
   t.true(byAuthor.results.length >= 3);
-  for (const hit of byAuthor.results.slice(0, 3)) t.true(hit.book.authors.some((author) => author.name === 'Suzanne Collins'), hit.book.title);
+  for (const hit of byAuthor.results.slice(0, 3))
+    t.true(
+      hit.book.authors.some((author) => author.name === 'Suzanne Collins'),
+      hit.book.title,
+    );
   const bySeries = await books('q=hunger%20games&limit=5');
   t.true(titles(bySeries).includes('Mockingjay'));
 });
@@ -121,7 +129,10 @@ test('limit and offset page through one ranking', async (t) => {
   const whole = await books('q=the&limit=6');
   const first = await books('q=the&limit=3');
   const second = await books('q=the&limit=3&offset=3');
-  t.deepEqual([...first.results, ...second.results].map((hit) => hit.book.id), whole.results.map((hit) => hit.book.id));
+  t.deepEqual(
+    [...first.results, ...second.results].map((hit) => hit.book.id),
+    whole.results.map((hit) => hit.book.id),
+  );
   t.is(second.offset, 3);
   t.is(second.limit, 3);
   t.is(second.total, whole.total);
@@ -146,7 +157,11 @@ test('a search answer is kept in the short cache under its canonical parameters'
   await books('q=%20mockingjay%20&limit=7');
   await new Promise((resolve) => setTimeout(resolve, 50)); // the cache write is not awaited
   const keys: string[] = [];
-  for await (const batch of search.world.redis.scanIterator({ MATCH: `${search.world.config.redisPrefix}cache:search:books:*mockingjay*`, COUNT: 1000 })) keys.push(...batch);
+  for await (const batch of search.world.redis.scanIterator({
+    MATCH: `${search.world.config.redisPrefix}cache:search:books:*mockingjay*`,
+    COUNT: 1000,
+  }))
+    keys.push(...batch);
   t.is(keys.length, 1);
   t.true(keys[0]!.includes('"limit":7'));
   t.truthy(await search.world.redis.ttl(keys[0]!));
@@ -164,7 +179,11 @@ test('an author hit reads like GET /v1/authors/:id without the works', async (t)
   const hit = page.results[0]!;
   t.true(hit.score > 0);
   t.deepEqual(Object.keys(page).sort(), ['limit', 'offset', 'results', 'total']);
-  const { works: _works, updated_at: _updated, ...summary } = (await (await search.get(`/v1/authors/${hit.author.id}`)).json()) as Record<string, unknown>;
+  const {
+    works: _works,
+    updated_at: _updated,
+    ...summary
+  } = (await (await search.get(`/v1/authors/${hit.author.id}`)).json()) as Record<string, unknown>;
   t.deepEqual(hit.author, summary);
   t.true(hit.author.work_count >= 3);
 });
@@ -175,5 +194,8 @@ test('author search without q is a 400 "q is required", and pages like book sear
   const first = await authors('q=j&limit=2');
   const second = await authors('q=j&limit=2&offset=2');
   const whole = await authors('q=j&limit=4');
-  t.deepEqual([...first.results, ...second.results].map((hit) => hit.author.id), whole.results.map((hit) => hit.author.id));
+  t.deepEqual(
+    [...first.results, ...second.results].map((hit) => hit.author.id),
+    whole.results.map((hit) => hit.author.id),
+  );
 });

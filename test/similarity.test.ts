@@ -2,12 +2,27 @@ import test from 'ava';
 import { parseIsbn } from '../src/domain/isbn.js';
 import { assess, isbnSignal, MATCH_THRESHOLD, type MatchProbe } from '../src/domain/matching.js';
 import { bookRecord } from './helpers/records.js';
-import { authorSimilarity, editDistance, likelySameWork, publisherSimilarity, titleSimilarity, yearCloseness } from '../src/domain/similarity.js';
+import {
+  authorSimilarity,
+  editDistance,
+  likelySameWork,
+  publisherSimilarity,
+  titleSimilarity,
+  yearCloseness,
+} from '../src/domain/similarity.js';
 import { withoutTrailingParenthetical } from '../src/domain/titles.js';
 
 const book = bookRecord;
 
-const probe = (fields: Partial<MatchProbe>): MatchProbe => ({ title: null, isbnText: null, isbn: null, author: null, year: null, publisher: null, ...fields });
+const probe = (fields: Partial<MatchProbe>): MatchProbe => ({
+  title: null,
+  isbnText: null,
+  isbn: null,
+  author: null,
+  year: null,
+  publisher: null,
+  ...fields,
+});
 
 test('edit distance counts a swap of neighbours as one edit and stops past its bound', (t) => {
   t.is(editDistance('macbeth', 'mabceth', 2), 1);
@@ -33,7 +48,10 @@ test('a title matches through its series, subtitle, article, punctuation, case, 
 });
 
 test('a title spelt as given beats one that only matches up to typos, and other titles are far', (t) => {
-  t.true(titleSimilarity('The Histories', { title: 'The Histories', subtitle: null }) > titleSimilarity('The Histories', { title: 'The Historian', subtitle: null }));
+  t.true(
+    titleSimilarity('The Histories', { title: 'The Histories', subtitle: null }) >
+      titleSimilarity('The Histories', { title: 'The Historian', subtitle: null }),
+  );
   t.true(titleSimilarity('Catching Fire', { title: 'The Hunger Games', subtitle: null }) < 0.4);
 });
 
@@ -62,14 +80,22 @@ test('another surname or another given name is another person', (t) => {
 });
 
 test('year closeness fades over ten years; publishers compare without their legal words', (t) => {
-  t.deepEqual([0, 1, 3, 10, 11].map((apart) => yearCloseness(2000, 2000 + apart)), [1, 0.75, 0.5, 0.25, 0]);
+  t.deepEqual(
+    [0, 1, 3, 10, 11].map((apart) => yearCloseness(2000, 2000 + apart)),
+    [1, 0.75, 0.5, 0.25, 0],
+  );
   t.is(publisherSimilarity('Scholastic Inc.', 'Scholastic Press'), 1);
   t.is(publisherSimilarity('Penguin Books', 'Bantam'), 0);
 });
 
 test('two works of nearly one title and a shared author are likely one work', (t) => {
   const hobbit = book({ title: 'The Hobbit', authors: [{ id: 'au_1', name: 'J.R.R. Tolkien' }] });
-  t.true(likelySameWork(hobbit, book({ title: "The Hobbit (Leatherette Collector's Edition)", authors: [{ id: 'au_1', name: 'J. R. R. Tolkien' }] })));
+  t.true(
+    likelySameWork(
+      hobbit,
+      book({ title: "The Hobbit (Leatherette Collector's Edition)", authors: [{ id: 'au_1', name: 'J. R. R. Tolkien' }] }),
+    ),
+  );
   t.false(likelySameWork(hobbit, book({ title: 'The Hobbit', authors: [{ id: 'au_2', name: 'Chuck Dixon' }] })));
   t.false(likelySameWork(hobbit, book({ title: 'The Silmarillion', authors: [{ id: 'au_1', name: 'J.R.R. Tolkien' }] })));
 });
@@ -94,7 +120,13 @@ test('confidence: a matching ISBN decides even against the title; a wrong author
   t.is(assess(probe({ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }), hungerGames, 'absent').confidence, 1);
   t.true(assess(probe({ title: 'The Hunger Games', author: 'Jane Austen' }), hungerGames, 'absent').confidence < MATCH_THRESHOLD);
   t.true(assess(probe({ title: 'The Hunger Games', author: 'Suzanne Collins' }), hungerGames, 'mismatch').confidence < 0.85);
-  t.deepEqual(assess(probe({ title: 'Hunger Games' }), hungerGames, 'absent').signals, { isbn: 'absent', title: 1, author: null, year: null, publisher: null });
+  t.deepEqual(assess(probe({ title: 'Hunger Games' }), hungerGames, 'absent').signals, {
+    isbn: 'absent',
+    title: 1,
+    author: null,
+    year: null,
+    publisher: null,
+  });
 });
 
 test('a surname of six letters or more survives two typos, for less than one typo', (t) => {

@@ -56,7 +56,8 @@ async function exchange(head: string, { trickle = '', everyMs = 200, giveUpMs = 
   socket.on('error', () => undefined);
   socket.write(head);
   let sent = 0;
-  const trickling = trickle === '' ? undefined : setInterval(() => socket.writable && socket.write(trickle[sent++ % trickle.length]!), everyMs);
+  const trickling =
+    trickle === '' ? undefined : setInterval(() => socket.writable && socket.write(trickle[sent++ % trickle.length]!), everyMs);
   const closed = await new Promise<boolean>((resolve) => {
     const giveUp = setTimeout(() => resolve(false), giveUpMs);
     socket.once('close', () => {
@@ -78,7 +79,9 @@ test('a body that falls silent short of its declared length is a 408 in the cont
   for (const length of ['100000', '1000000000000']) {
     const answer = await exchange(matchHead(length));
     t.is(answer.status, 408, `Content-Length ${length}: ${answer.body}`);
-    t.deepEqual(JSON.parse(answer.body), { error: { code: 'request_timeout', message: 'request body stalled: nothing received for 0.5 s' } });
+    t.deepEqual(JSON.parse(answer.body), {
+      error: { code: 'request_timeout', message: 'request body stalled: nothing received for 0.5 s' },
+    });
     t.true(answer.ms >= LIMITS.bodyIdleTimeoutMs && answer.ms < 3 * LIMITS.bodyIdleTimeoutMs + 1_000, `closed after ${answer.ms} ms`);
   }
 });
@@ -129,7 +132,9 @@ test.serial('connections past the cap from one address are a 429 in the contract
     const refused = await fetch(`${server.url}/openapi.json`);
     t.is(refused.status, 429);
     t.is(refused.headers.get('retry-after'), '1');
-    t.deepEqual(await refused.json(), { error: { code: 'too_many_connections', message: 'more than 5 open connections from one address: reuse a connection, or close one' } });
+    t.deepEqual(await refused.json(), {
+      error: { code: 'too_many_connections', message: 'more than 5 open connections from one address: reuse a connection, or close one' },
+    });
     const closed = new Promise((resolve) => idle[0]!.once('close', resolve));
     idle[0]!.destroy();
     await closed;

@@ -43,7 +43,10 @@ test.serial('import and reindex keep their printed report and progress, and log 
   const [report] = reports[0]!.reports as { source: string; read: number; imported: number; rejected: number }[];
   t.is(report!.source, 'goodbooks');
   t.is(report!.read, 300);
-  t.is(`goodbooks: read ${report!.read} rows; imported ${report!.imported}`, imported.stdout.match(/^goodbooks: read \d+ rows; imported \d+/m)![0]);
+  t.is(
+    `goodbooks: read ${report!.read} rows; imported ${report!.imported}`,
+    imported.stdout.match(/^goodbooks: read \d+ rows; imported \d+/m)![0],
+  );
   t.is(typeof report!.rejected, 'number');
 
   const reindexed = await runCli(env, ['reindex', 'all', '--no-progress']);
@@ -102,7 +105,10 @@ test.serial('sync --follow serves its own metrics: applied sequence, feed head, 
     t.is(value(after, 'bookmeta_sync_lag_seconds'), 0);
     t.true(value(after, 'bookmeta_sync_applied_seq')! > value(before, 'bookmeta_sync_applied_seq')!);
     t.true(value(after, 'bookmeta_sync_changes_applied_total')! > value(before, 'bookmeta_sync_changes_applied_total')!);
-    t.true(value(after, 'bookmeta_sync_documents_total', { outcome: 'indexed' })! > value(before, 'bookmeta_sync_documents_total', { outcome: 'indexed' })!);
+    t.true(
+      value(after, 'bookmeta_sync_documents_total', { outcome: 'indexed' })! >
+        value(before, 'bookmeta_sync_documents_total', { outcome: 'indexed' })!,
+    );
     t.is(value(after, 'bookmeta_sync_documents_total', { outcome: 'failed' }), 0);
     t.is(value(after, 'bookmeta_sync_page_failures_total'), 0);
     t.true(after.families.has('process_cpu_user_seconds_total'));

@@ -74,7 +74,8 @@ test.serial("a retitled book leaves its authors' documents as they were; a book 
       order by b.id limit 1`,
   );
   const { book, author, other_work: otherWork } = rows[0]!;
-  const authorDoc = async () => (await allDocuments<{ work_count: number; updated_seq: number }>(deps.es, deps.aliases.authors)).get(author)!;
+  const authorDoc = async () =>
+    (await allDocuments<{ work_count: number; updated_seq: number }>(deps.es, deps.aliases.authors)).get(author)!;
   const before = await authorDoc();
 
   await retitle(world.db, [book], () => 'Retitled, Nothing Else');
@@ -99,7 +100,12 @@ test.serial('an older write never overwrites a newer one, nor brings a deleted d
 
   // A late writer holding a document built before that change (lower version) is refused.
   const writer = new BulkWriter(deps.es, { requireAlias: true });
-  await writer.index(deps.aliases.books, book!, doc.updated_seq - 1, JSON.stringify({ ...doc, title: 'Stale Title', updated_seq: doc.updated_seq - 1 }));
+  await writer.index(
+    deps.aliases.books,
+    book!,
+    doc.updated_seq - 1,
+    JSON.stringify({ ...doc, title: 'Stale Title', updated_seq: doc.updated_seq - 1 }),
+  );
   await writer.flush();
   t.is(writer.stats.stale, 1);
   t.is((await allDocuments<{ title: string }>(deps.es, deps.aliases.books)).get(book!)?.title, 'Newest Title');
@@ -125,7 +131,10 @@ test.serial('the checkpoint does not move when Elasticsearch does not acknowledg
   await retitle(world.db, [book!], () => 'Not Yet Acknowledged');
   const before = await checkpoint();
   // Writes through an alias that does not exist are refused (require_alias): nothing is acknowledged.
-  const broken = { ...deps, aliases: { books: `${world.config.indexPrefix}missing-books`, authors: `${world.config.indexPrefix}missing-authors` } };
+  const broken = {
+    ...deps,
+    aliases: { books: `${world.config.indexPrefix}missing-books`, authors: `${world.config.indexPrefix}missing-authors` },
+  };
   await t.throwsAsync(syncOnce(broken));
   t.is(await checkpoint(), before);
   await syncOnce(deps);
@@ -178,7 +187,11 @@ function spawnFollow(): Promise<Follower> {
 async function waitForTitle(bookId: string, title: string, timeoutMs: number): Promise<number> {
   const started = performance.now();
   while (performance.now() - started < timeoutMs) {
-    const response = await deps.es.search({ index: deps.aliases.books, size: 1, query: { bool: { filter: [{ term: { id: bookId } }, { term: { 'title.keyword': title } }] } } });
+    const response = await deps.es.search({
+      index: deps.aliases.books,
+      size: 1,
+      query: { bool: { filter: [{ term: { id: bookId } }, { term: { 'title.keyword': title } }] } },
+    });
     if (response.hits.hits.length > 0) return performance.now() - started;
     await sleep(20);
   }

@@ -17,28 +17,43 @@ const goodbooksRow = (id: number, isbn: string, authors: string, original: strin
 
 const api = useApi(test, {
   async prepare(world) {
-    await importFile(world, 'goodbooks', await csvFile([
-      GOODBOOKS_HEADER,
-      goodbooksRow(1, '9780451524935', 'George Orwell', 'Nineteen Eighty-Four', '1984', 2000000),
-      goodbooksRow(2, '9780439554930', 'J.K. Rowling', "Harry Potter and the Philosopher's Stone", "Harry Potter and the Sorcerer's Stone (Harry Potter, #1)", 4600000),
-      goodbooksRow(3, '9780545162074', 'J.K. Rowling', 'Harry Potter Boxset', 'Harry Potter Boxset (Harry Potter, #1-7)', 190000),
-      goodbooksRow(4, '9781408855652', 'J.K. Rowling', 'The Complete Harry Potter', 'The Complete Harry Potter Collection', 40000),
-      goodbooksRow(5, '9780062101891', 'Jody Revenson', 'Harry Potter Page to Screen', 'Harry Potter: Page to Screen', 9000),
-      goodbooksRow(6, '9780446580502', 'Stephen Colbert', 'I Am America (And So Can You!)', 'I Am America (And So Can You!)', 70000),
-    ]));
-    await importFile(world, 'book-crossing', await csvFile([
-      BX_HEADER,
-      '0451524934,"1984 (Signet Classics (Paperback))","George Orwell",1950,"Signet"',
-      '8497592433,"1984 (Spanish Language Edition)","George Orwell",2003,"Debolsillo"',
-      "0375407073,\"1984 (Everyman's Library)\",\"George Orwell\",1992,\"Everyman's Library\"",
-      "059035342X,\"Harry Potter and the Sorcerer's Stone (Book 1)\",\"J. K. Rowling\",1998,\"Scholastic\"",
-      '0446532991,"I Am America","Stephen Colbert",2007,"Grand Central"',
-      '0440180295,"Slaughterhouse-Five","Kurt Vonnegut",1991,"Dell"',
-      '0385333846,"Slaughterhouse-Five","Kurt Vonnegut Jr.",1999,"Dial Press"',
-      '0440131782,"Slaughterhouse-Five (Laurel)","Kurt, Jr. Vonnegut",1971,"Dell"',
-      '0425181103,"Tick Tock","Dean Koontz",2001,"Berkley"',
-      '0345384431,"Tick Tock","Dean R. Koontz",1996,"Ballantine"',
-    ]));
+    await importFile(
+      world,
+      'goodbooks',
+      await csvFile([
+        GOODBOOKS_HEADER,
+        goodbooksRow(1, '9780451524935', 'George Orwell', 'Nineteen Eighty-Four', '1984', 2000000),
+        goodbooksRow(
+          2,
+          '9780439554930',
+          'J.K. Rowling',
+          "Harry Potter and the Philosopher's Stone",
+          "Harry Potter and the Sorcerer's Stone (Harry Potter, #1)",
+          4600000,
+        ),
+        goodbooksRow(3, '9780545162074', 'J.K. Rowling', 'Harry Potter Boxset', 'Harry Potter Boxset (Harry Potter, #1-7)', 190000),
+        goodbooksRow(4, '9781408855652', 'J.K. Rowling', 'The Complete Harry Potter', 'The Complete Harry Potter Collection', 40000),
+        goodbooksRow(5, '9780062101891', 'Jody Revenson', 'Harry Potter Page to Screen', 'Harry Potter: Page to Screen', 9000),
+        goodbooksRow(6, '9780446580502', 'Stephen Colbert', 'I Am America (And So Can You!)', 'I Am America (And So Can You!)', 70000),
+      ]),
+    );
+    await importFile(
+      world,
+      'book-crossing',
+      await csvFile([
+        BX_HEADER,
+        '0451524934,"1984 (Signet Classics (Paperback))","George Orwell",1950,"Signet"',
+        '8497592433,"1984 (Spanish Language Edition)","George Orwell",2003,"Debolsillo"',
+        '0375407073,"1984 (Everyman\'s Library)","George Orwell",1992,"Everyman\'s Library"',
+        '059035342X,"Harry Potter and the Sorcerer\'s Stone (Book 1)","J. K. Rowling",1998,"Scholastic"',
+        '0446532991,"I Am America","Stephen Colbert",2007,"Grand Central"',
+        '0440180295,"Slaughterhouse-Five","Kurt Vonnegut",1991,"Dell"',
+        '0385333846,"Slaughterhouse-Five","Kurt Vonnegut Jr.",1999,"Dial Press"',
+        '0440131782,"Slaughterhouse-Five (Laurel)","Kurt, Jr. Vonnegut",1971,"Dell"',
+        '0425181103,"Tick Tock","Dean Koontz",2001,"Berkley"',
+        '0345384431,"Tick Tock","Dean R. Koontz",1996,"Ballantine"',
+      ]),
+    );
   },
 });
 
@@ -67,7 +82,12 @@ test('an author credited with or without a generation suffix or a middle name ("
 });
 
 test('boxsets, omnibuses and companions are works of their own, and book and work records say which', async (t) => {
-  const kinds: [string, string][] = [['9780545162074', 'boxset'], ['9781408855652', 'omnibus'], ['9780062101891', 'companion'], ['9780439554930', 'book']];
+  const kinds: [string, string][] = [
+    ['9780545162074', 'boxset'],
+    ['9781408855652', 'omnibus'],
+    ['9780062101891', 'companion'],
+    ['9780439554930', 'book'],
+  ];
   const single = (await workOf('9780439554930')).work_id;
   for (const [isbn, kind] of kinds) {
     const book = await (await api.get(`/v1/isbn/${isbn}`)).json();
@@ -77,57 +97,86 @@ test('boxsets, omnibuses and companions are works of their own, and book and wor
   }
 });
 
-test.serial('regroup merges works an earlier rule split: the old ids answer 301, the change feed records the merges, the index follows', async (t) => {
-  const deps = loaderDeps(api.world);
-  t.teardown(() => deps.close());
-  // Editions grouped as the rule before edition labels were known did: the whole title in the key.
-  const titles = ['Brave New World', 'Brave New World (Perennial Classics)', 'Brave New World (Vintage Classics)'];
-  const isbns = ['9780060850524', '9780060929879', '9780099518471'];
-  for (const [index, title] of titles.entries()) {
-    const isbn = isbns[index]!;
-    const parsed = bookCrossing.parse({ ISBN: isbn, 'Book-Title': title, 'Book-Author': 'Aldous Huxley', 'Year-Of-Publication': '1998', 'Book-Publisher': 'Harper' }, index + 2);
-    if (!('edition' in parsed)) throw new Error(`not parsed: ${title}`);
-    const edition = parsed.edition;
-    await upsertEditions(api.world.db, [{ ...edition, work: { ...edition.work, key: `${titleKey(title)}|${authorKey('Aldous Huxley')}`, title } }], bookCrossing.policy);
-  }
-  const before = await Promise.all(isbns.map(async (isbn) => (await workOf(isbn)).work_id));
-  t.is(new Set(before).size, 3);
-  await reindex(deps, 'all', { progress: false });
-  const { rows: seq } = await api.world.db.query<{ seq: string }>('select max(seq)::text as seq from changes');
+test.serial(
+  'regroup merges works an earlier rule split: the old ids answer 301, the change feed records the merges, the index follows',
+  async (t) => {
+    const deps = loaderDeps(api.world);
+    t.teardown(() => deps.close());
+    // Editions grouped as the rule before edition labels were known did: the whole title in the key.
+    const titles = ['Brave New World', 'Brave New World (Perennial Classics)', 'Brave New World (Vintage Classics)'];
+    const isbns = ['9780060850524', '9780060929879', '9780099518471'];
+    for (const [index, title] of titles.entries()) {
+      const isbn = isbns[index]!;
+      const parsed = bookCrossing.parse(
+        { ISBN: isbn, 'Book-Title': title, 'Book-Author': 'Aldous Huxley', 'Year-Of-Publication': '1998', 'Book-Publisher': 'Harper' },
+        index + 2,
+      );
+      if (!('edition' in parsed)) throw new Error(`not parsed: ${title}`);
+      const edition = parsed.edition;
+      await upsertEditions(
+        api.world.db,
+        [{ ...edition, work: { ...edition.work, key: `${titleKey(title)}|${authorKey('Aldous Huxley')}`, title } }],
+        bookCrossing.policy,
+      );
+    }
+    const before = await Promise.all(isbns.map(async (isbn) => (await workOf(isbn)).work_id));
+    t.is(new Set(before).size, 3);
+    await reindex(deps, 'all', { progress: false });
+    const { rows: seq } = await api.world.db.query<{ seq: string }>('select max(seq)::text as seq from changes');
 
-  const outcome = await regroupWorks(api.world.db, api.world.cache);
-  t.is(outcome.merged, 2);
-  const after = await Promise.all(isbns.map(async (isbn) => (await workOf(isbn)).work_id));
-  t.is(new Set(after).size, 1);
-  const survivor = after[0]!;
-  t.is(survivor, before[0]!);
-  for (const old of before.slice(1)) {
-    const response = await api.get(`/v1/works/${old}`);
-    t.is(response.status, 301);
-    t.is(response.headers.get('location'), `/v1/works/${survivor}`);
-  }
-  const feed = await (await api.get(`/v1/changes?since=${seq[0]!.seq}`)).json();
-  const merges = feed.changes.filter((change: { operation: string }) => change.operation === 'merge');
-  t.deepEqual(merges.map((change: { id: string; survivor_id: string }) => [change.id, change.survivor_id]).sort(), before.slice(1).map((id) => [id, survivor]).sort());
+    const outcome = await regroupWorks(api.world.db, api.world.cache);
+    t.is(outcome.merged, 2);
+    const after = await Promise.all(isbns.map(async (isbn) => (await workOf(isbn)).work_id));
+    t.is(new Set(after).size, 1);
+    const survivor = after[0]!;
+    t.is(survivor, before[0]!);
+    for (const old of before.slice(1)) {
+      const response = await api.get(`/v1/works/${old}`);
+      t.is(response.status, 301);
+      t.is(response.headers.get('location'), `/v1/works/${survivor}`);
+    }
+    const feed = await (await api.get(`/v1/changes?since=${seq[0]!.seq}`)).json();
+    const merges = feed.changes.filter((change: { operation: string }) => change.operation === 'merge');
+    t.deepEqual(
+      merges.map((change: { id: string; survivor_id: string }) => [change.id, change.survivor_id]).sort(),
+      before
+        .slice(1)
+        .map((id) => [id, survivor])
+        .sort(),
+    );
 
-  await syncOnce(deps);
-  const documents = await allDocuments<{ work_id: string; kind: string; isbn_13: string }>(deps.es, deps.aliases.books);
-  const huxley = [...documents.values()].filter((document) => isbns.includes(document.isbn_13));
-  t.deepEqual(huxley.map((document) => document.work_id), [survivor, survivor, survivor]);
-  t.true(huxley.every((document) => document.kind === 'book'));
+    await syncOnce(deps);
+    const documents = await allDocuments<{ work_id: string; kind: string; isbn_13: string }>(deps.es, deps.aliases.books);
+    const huxley = [...documents.values()].filter((document) => isbns.includes(document.isbn_13));
+    t.deepEqual(
+      huxley.map((document) => document.work_id),
+      [survivor, survivor, survivor],
+    );
+    t.true(huxley.every((document) => document.kind === 'book'));
 
-  // Once regrouped, the rule and the catalogue agree: nothing more to do.
-  t.deepEqual(await regroupWorks(api.world.db, api.world.cache), { merged: 0, revised: 0 });
-});
+    // Once regrouped, the rule and the catalogue agree: nothing more to do.
+    t.deepEqual(await regroupWorks(api.world.db, api.world.cache), { merged: 0, revised: 0 });
+  },
+);
 
 test.serial('regroup merges the works of an author split by a generation suffix under the earlier rule, with 301s', async (t) => {
   // Keys as the rule before made them: the first author's whole identity key, suffix and all.
-  const rows: [string, string][] = [['9780385333481', 'Kurt Vonnegut'], ['9780440111498', 'Kurt Vonnegut Jr.']];
+  const rows: [string, string][] = [
+    ['9780385333481', 'Kurt Vonnegut'],
+    ['9780440111498', 'Kurt Vonnegut Jr.'],
+  ];
   for (const [index, [isbn, author]] of rows.entries()) {
-    const parsed = bookCrossing.parse({ ISBN: isbn, 'Book-Title': "Cat's Cradle", 'Book-Author': author, 'Year-Of-Publication': '1998', 'Book-Publisher': 'Dell' }, index + 2);
+    const parsed = bookCrossing.parse(
+      { ISBN: isbn, 'Book-Title': "Cat's Cradle", 'Book-Author': author, 'Year-Of-Publication': '1998', 'Book-Publisher': 'Dell' },
+      index + 2,
+    );
     if (!('edition' in parsed)) throw new Error(`not parsed: ${author}`);
     const edition = parsed.edition;
-    await upsertEditions(api.world.db, [{ ...edition, work: { ...edition.work, key: `${titleKey("Cat's Cradle")}|${authorKey(author)}` } }], bookCrossing.policy);
+    await upsertEditions(
+      api.world.db,
+      [{ ...edition, work: { ...edition.work, key: `${titleKey("Cat's Cradle")}|${authorKey(author)}` } }],
+      bookCrossing.policy,
+    );
   }
   const before = await Promise.all(rows.map(async ([isbn]) => (await workOf(isbn)).work_id));
   t.is(new Set(before).size, 2);

@@ -46,7 +46,8 @@ function survivorOrder(a: AuthorRecord, b: AuthorRecord): number {
   return a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
 }
 
-const namesAgree = (a: AuthorRecord, b: AuthorRecord): boolean => a.names.some((name) => b.names.some((other) => sameAuthorNames(name, other)));
+const namesAgree = (a: AuthorRecord, b: AuthorRecord): boolean =>
+  a.names.some((name) => b.names.some((other) => sameAuthorNames(name, other)));
 
 async function mergeAuthorPass(db: Pool, cache: ResponseCache | null): Promise<number> {
   const pairs = await authorsSharingWorks(db);

@@ -27,7 +27,9 @@ export async function* csvRows(path: string, onProblem: (problem: CsvProblem) =>
       skip_records_with_error: true,
     }),
   );
-  parser.on('skip', (error: Error & { lines?: number }) => onProblem({ line: error.lines ?? 0, reason: `unreadable CSV: ${error.message}` }));
+  parser.on('skip', (error: Error & { lines?: number }) =>
+    onProblem({ line: error.lines ?? 0, reason: `unreadable CSV: ${error.message}` }),
+  );
   for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
     yield { line: info.lines, record };
   }

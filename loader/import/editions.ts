@@ -78,7 +78,14 @@ export async function upsertEditions(pool: Pool, inputs: readonly EditionInput[]
   // One row per book: a second row for the same ISBN in one batch adds nothing the first did not.
   const unique = [...new Map(inputs.map((input) => [identity(input), input])).values()];
   return withTransaction(pool, async (client) => {
-    const outcome: BatchOutcome = { inserted: 0, updated: 0, unchanged: inputs.length - unique.length, skippedMerged: 0, changes: [], touched: new Set() };
+    const outcome: BatchOutcome = {
+      inserted: 0,
+      updated: 0,
+      unchanged: inputs.length - unique.length,
+      skippedMerged: 0,
+      changes: [],
+      touched: new Set(),
+    };
     const authorIds = await resolveAuthors(client, unique, outcome);
     const existing = await existingEditions(client, unique);
     const fresh = unique.filter((input) => !existing.has(identity(input)));
@@ -110,7 +117,10 @@ async function resolveAuthors(client: PoolClient, inputs: readonly EditionInput[
       const other = displayName.get(key);
       displayName.set(key, other === undefined ? name : preferredName(other, name));
     }
-    const created = await insertAuthors(client, missing.map((key) => ({ id: newId('author'), name: displayName.get(key)!, key })));
+    const created = await insertAuthors(
+      client,
+      missing.map((key) => ({ id: newId('author'), name: displayName.get(key)!, key })),
+    );
     for (const [key, id] of created) {
       idByKey.set(key, id);
       outcome.changes.push({ entity: 'author', id, operation: 'insert' });
@@ -122,12 +132,16 @@ async function resolveAuthors(client: PoolClient, inputs: readonly EditionInput[
   }
 
   // Remember every spelling; the display name is the preferred one of all spellings seen.
-  const added = await insertSpellings(client, [...names].map(([name, key]) => ({ name, key, authorId: idByKey.get(key)! })));
+  const added = await insertSpellings(
+    client,
+    [...names].map(([name, key]) => ({ name, key, authorId: idByKey.get(key)! })),
+  );
   const newSpellings = added.filter((spelling) => !outcome.touched.has(spelling.authorId));
   if (newSpellings.length > 0) {
     const current = await authorNames(client, [...new Set(newSpellings.map((spelling) => spelling.authorId))]);
     const displayName = new Map(current.map((row) => [row.id, row.name]));
-    for (const spelling of newSpellings) displayName.set(spelling.authorId, preferredName(displayName.get(spelling.authorId)!, spelling.name));
+    for (const spelling of newSpellings)
+      displayName.set(spelling.authorId, preferredName(displayName.get(spelling.authorId)!, spelling.name));
     for (const row of current) {
       const name = displayName.get(row.id)!;
       // A new spelling is a change of the author record (alternate names) even if the display name stays.
@@ -144,7 +158,8 @@ async function existingEditions(client: PoolClient, inputs: readonly EditionInpu
   const isbns = inputs.flatMap((input) => (input.isbn ? [input.isbn.isbn13] : []));
   const sourceKeys = inputs.flatMap((input) => (input.isbn ? [] : [input.sourceKey!]));
   const byIdentity = new Map<string, StoredEdition>();
-  for (const row of await editionsByIsbnOrSourceKey(client, isbns, sourceKeys)) for (const key of storedIdentity(row)) byIdentity.set(key, row);
+  for (const row of await editionsByIsbnOrSourceKey(client, isbns, sourceKeys))
+    for (const key of storedIdentity(row)) byIdentity.set(key, row);
   return byIdentity;
 }
 
@@ -154,7 +169,10 @@ async function resolveWorks(client: PoolClient, inputs: readonly EditionInput[],
   const idByKey = new Map<string, string>();
   if (works.size === 0) return idByKey;
   const keys = [...works.keys()];
-  const created = await insertWorks(client, keys.map((key) => ({ id: newId('work'), ...works.get(key)! })));
+  const created = await insertWorks(
+    client,
+    keys.map((key) => ({ id: newId('work'), ...works.get(key)! })),
+  );
   for (const id of created) {
     outcome.changes.push({ entity: 'work', id, operation: 'insert' });
     outcome.touched.add(id);
@@ -182,7 +200,10 @@ async function addEditions(
     ...input.fields,
   }));
   await insertEditions(client, rows);
-  await creditAuthors(client, rows.map((row, index) => ({ bookId: row.id, authorIds: inputs[index]!.authors.map((author) => authorIds.get(author.key)!) })));
+  await creditAuthors(
+    client,
+    rows.map((row, index) => ({ bookId: row.id, authorIds: inputs[index]!.authors.map((author) => authorIds.get(author.key)!) })),
+  );
   rows.forEach((row) => {
     outcome.inserted += 1;
     outcome.changes.push({ entity: 'book', id: row.id, operation: 'insert' });

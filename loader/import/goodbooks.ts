@@ -14,7 +14,9 @@ const PLACEHOLDER_COVER = /\/nophoto\//;
  */
 export const goodbooks: CatalogueSource = {
   name: 'goodbooks',
-  policy: { owns: new Set(['title', 'subtitle', 'series', 'series_number', 'language', 'cover_url', 'popularity', 'average_rating', 'authors']) },
+  policy: {
+    owns: new Set(['title', 'subtitle', 'series', 'series_number', 'language', 'cover_url', 'popularity', 'average_rating', 'authors']),
+  },
 
   parse(record, line): ParsedRow {
     const rawTitle = nonEmpty(record.title) ?? nonEmpty(record.original_title);

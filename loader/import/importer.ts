@@ -81,7 +81,16 @@ export async function importCatalogue(
   stores: { db: Pool; cache: ResponseCache | null; log: Logger },
   onProgress: (report: ImportReport) => void = () => undefined,
 ): Promise<ImportReport> {
-  const report: ImportReport = { source: source.name, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [] };
+  const report: ImportReport = {
+    source: source.name,
+    read: 0,
+    imported: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    repaired: 0,
+    rejected: [],
+  };
   await importRows(path, report, {
     batchSize: BATCH,
     parse: (record, line) => {

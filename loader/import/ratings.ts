@@ -1,7 +1,15 @@
 import { parseIsbn } from '../../src/domain/isbn.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
-import { analyzeDerivedTables, booksByIsbn13, deriveAlsoLiked, upsertRatings, type AlsoLikedOptions, type AlsoLikedOutcome, type RatingInput } from '../../src/stores/postgres/ratings.js';
+import {
+  analyzeDerivedTables,
+  booksByIsbn13,
+  deriveAlsoLiked,
+  upsertRatings,
+  type AlsoLikedOptions,
+  type AlsoLikedOutcome,
+  type RatingInput,
+} from '../../src/stores/postgres/ratings.js';
 import { importRows, type ImportReport } from './importer.js';
 
 /**
@@ -31,7 +39,8 @@ interface ParsedRating {
 export function parseRating(record: Record<string, string>, line: number): ParsedRating | { rejected: string } {
   const rawUser = (record['User-ID'] ?? '').trim();
   const userId = Number(rawUser);
-  if (!/^\d+$/.test(rawUser) || !Number.isSafeInteger(userId) || userId > 2_147_483_647) return { rejected: `invalid user id "${rawUser}"` };
+  if (!/^\d+$/.test(rawUser) || !Number.isSafeInteger(userId) || userId > 2_147_483_647)
+    return { rejected: `invalid user id "${rawUser}"` };
   const rawIsbn = (record.ISBN ?? '').trim();
   const isbn = parseIsbn(rawIsbn);
   if (!isbn) return { rejected: `invalid ISBN "${rawIsbn}"` };

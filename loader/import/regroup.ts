@@ -19,7 +19,8 @@ export interface RegroupOutcome {
 }
 
 /** The key today's import would give the work's editions: its best edition's title, the same first author. */
-const keyToday = (work: LiveWork, title: string): string => workKey(title, work.work_key.slice(work.work_key.lastIndexOf('|') + 1) || undefined);
+const keyToday = (work: LiveWork, title: string): string =>
+  workKey(title, work.work_key.slice(work.work_key.lastIndexOf('|') + 1) || undefined);
 
 export async function regroupWorks(db: Pool, cache: ResponseCache | null): Promise<RegroupOutcome> {
   const groups = new Map<string, LiveWork[]>();

@@ -32,14 +32,24 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
 }
 
-export function progressLine(label: string, done: number, total: number, elapsedS: number, width = 24, unit = 'docs'): { line: string; bar: string } {
+export function progressLine(
+  label: string,
+  done: number,
+  total: number,
+  elapsedS: number,
+  width = 24,
+  unit = 'docs',
+): { line: string; bar: string } {
   const rate = elapsedS > 0 ? done / elapsedS : 0;
   const eta = total > 0 && rate > 0 ? (total - done) / rate : NaN;
   const fraction = total > 0 ? Math.min(1, done / total) : 0;
   const filled = Math.round(fraction * width);
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
   const of = total > 0 ? `/${total} (${(fraction * 100).toFixed(1)}%)` : '';
-  return { line: `${label}: ${done}${of} ${Math.round(rate)} ${unit}/s ETA ${formatDuration(eta)} elapsed ${formatDuration(elapsedS)}`, bar };
+  return {
+    line: `${label}: ${done}${of} ${Math.round(rate)} ${unit}/s ETA ${formatDuration(eta)} elapsed ${formatDuration(elapsedS)}`,
+    bar,
+  };
 }
 
 export function createProgress(options: ProgressOptions): ProgressReporter {

@@ -106,7 +106,10 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
   try {
     // A reindex killed a moment ago may still hold the lock until PostgreSQL notices: wait a little.
     for (let waited = 0; ; waited += 250) {
-      const { rows } = await lockClient.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [REINDEX_LOCK, KIND_KEY[kind]]);
+      const { rows } = await lockClient.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [
+        REINDEX_LOCK,
+        KIND_KEY[kind],
+      ]);
       if (rows[0]?.locked) break;
       if (waited >= (options.lockWaitMs ?? 10_000)) throw new ReindexBusyError(`another reindex of ${alias} is running`);
       await sleep(250);
@@ -130,7 +133,8 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
         // rebuilds an author only when a book's indexed facts differ from PostgreSQL's, finds the
         // two indices in step after the swap.
         if (kind === 'books') await ensureAlias(es, deps.aliases.authors, 'authors', deps.shape);
-        const targets = kind === 'books' ? { books: index, authors: deps.aliases.authors, aliases: false } : { authors: index, aliases: false };
+        const targets =
+          kind === 'books' ? { books: index, authors: deps.aliases.authors, aliases: false } : { authors: index, aliases: false };
         const caughtUp = await replayChanges(deps, snapshot.seq, await lastSeq(db), targets);
         await finishBulkLoad(es, index, kind, deps.shape);
         await options.hooks?.beforeSwap?.(kind, index);

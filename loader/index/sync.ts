@@ -2,7 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
 import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
-import { authorDocuments, bookAuthorFacts, bookDocuments, booksOfAuthors, editionsOfWorks, sameAuthorFacts, type BookAuthorFacts } from '../stores/elasticsearch/documents.js';
+import {
+  authorDocuments,
+  bookAuthorFacts,
+  bookDocuments,
+  booksOfAuthors,
+  editionsOfWorks,
+  sameAuthorFacts,
+  type BookAuthorFacts,
+} from '../stores/elasticsearch/documents.js';
 import type { IndexShape } from '../../src/config.js';
 import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
@@ -80,9 +88,18 @@ async function indexedAuthorFacts(es: Elastic, booksIndex: string, bookIds: read
   const found = new Map<string, BookAuthorFacts>();
   for (const ids of chunks(bookIds, DOC_BATCH)) {
     try {
-      const response = await es.mget<BookAuthorFacts>({ index: booksIndex, ids, _source_includes: ['work_id', 'popularity', 'author_ids'] });
+      const response = await es.mget<BookAuthorFacts>({
+        index: booksIndex,
+        ids,
+        _source_includes: ['work_id', 'popularity', 'author_ids'],
+      });
       for (const doc of response.docs) {
-        if ('found' in doc && doc.found && doc._source) found.set(doc._id, { work_id: doc._source.work_id, popularity: doc._source.popularity, author_ids: doc._source.author_ids ?? [] });
+        if ('found' in doc && doc.found && doc._source)
+          found.set(doc._id, {
+            work_id: doc._source.work_id,
+            popularity: doc._source.popularity,
+            author_ids: doc._source.author_ids ?? [],
+          });
       }
     } catch (error) {
       if (statusOf(error) !== 404) throw error;

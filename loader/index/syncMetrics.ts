@@ -28,25 +28,60 @@ class SyncMetrics {
     // cannot answer in time, they are left out of the scrape rather than shown stale.
     let reading: Promise<SyncPosition | null> | null = null;
     const position = () =>
-      (reading ??= Promise.race([syncPosition(db).catch(() => null), new Promise<null>((resolve) => setTimeout(resolve, POSITION_WAIT_MS, null).unref())]).finally(() => {
+      (reading ??= Promise.race([
+        syncPosition(db).catch(() => null),
+        new Promise<null>((resolve) => setTimeout(resolve, POSITION_WAIT_MS, null).unref()),
+      ]).finally(() => {
         reading = null;
       }));
     const fromPosition = (read: (position: SyncPosition) => number) => async () => {
       const now = await position();
       return now ? [{ value: read(now) }] : [];
     };
-    readAtScrape(this.registry, 'gauge', 'bookmeta_sync_applied_seq', 'The last change sequence number applied to the indices (the sync checkpoint).', fromPosition((now) => now.checkpoint));
-    readAtScrape(this.registry, 'gauge', 'bookmeta_sync_head_seq', 'The last change sequence number recorded in PostgreSQL (the head of the change feed).', fromPosition((now) => now.lastSeq));
-    readAtScrape(this.registry, 'gauge', 'bookmeta_sync_lag_changes', 'Changes recorded but not yet applied to the indices.', fromPosition((now) => now.lagChanges));
-    readAtScrape(this.registry, 'gauge', 'bookmeta_sync_lag_seconds', 'Age of the oldest change not yet applied to the indices (0 when none is waiting).', fromPosition((now) => now.lagSeconds));
-    this.changes = new Counter({ name: 'bookmeta_sync_changes_applied_total', help: 'Changes applied to the indices by this process.', registers });
+    readAtScrape(
+      this.registry,
+      'gauge',
+      'bookmeta_sync_applied_seq',
+      'The last change sequence number applied to the indices (the sync checkpoint).',
+      fromPosition((now) => now.checkpoint),
+    );
+    readAtScrape(
+      this.registry,
+      'gauge',
+      'bookmeta_sync_head_seq',
+      'The last change sequence number recorded in PostgreSQL (the head of the change feed).',
+      fromPosition((now) => now.lastSeq),
+    );
+    readAtScrape(
+      this.registry,
+      'gauge',
+      'bookmeta_sync_lag_changes',
+      'Changes recorded but not yet applied to the indices.',
+      fromPosition((now) => now.lagChanges),
+    );
+    readAtScrape(
+      this.registry,
+      'gauge',
+      'bookmeta_sync_lag_seconds',
+      'Age of the oldest change not yet applied to the indices (0 when none is waiting).',
+      fromPosition((now) => now.lagSeconds),
+    );
+    this.changes = new Counter({
+      name: 'bookmeta_sync_changes_applied_total',
+      help: 'Changes applied to the indices by this process.',
+      registers,
+    });
     this.documents = new Counter({
       name: 'bookmeta_sync_documents_total',
       help: 'Documents this process wrote: indexed, deleted, stale (a newer version was already there), or failed (refused by Elasticsearch).',
       labelNames: ['outcome'],
       registers,
     });
-    this.failedPages = new Counter({ name: 'bookmeta_sync_page_failures_total', help: 'Pages that failed and were retried after a pause (Elasticsearch or PostgreSQL away, or documents refused).', registers });
+    this.failedPages = new Counter({
+      name: 'bookmeta_sync_page_failures_total',
+      help: 'Pages that failed and were retried after a pause (Elasticsearch or PostgreSQL away, or documents refused).',
+      registers,
+    });
     for (const outcome of ['indexed', 'deleted', 'stale', 'failed']) this.documents.inc({ outcome }, 0);
     this.changes.inc(0);
     this.failedPages.inc(0);
@@ -68,7 +103,12 @@ class SyncMetrics {
 }
 
 /** Sync's metrics, served at `host:port` (SYNC_METRICS_PORT), and the hooks that feed them. */
-export async function serveSyncMetrics(db: Queryable, host: string, port: number, log: Logger): Promise<MetricsEndpoint & Pick<SyncMetrics, 'hooks'>> {
+export async function serveSyncMetrics(
+  db: Queryable,
+  host: string,
+  port: number,
+  log: Logger,
+): Promise<MetricsEndpoint & Pick<SyncMetrics, 'hooks'>> {
   const metrics = new SyncMetrics(db);
   const endpoint = await serveMetrics(metrics.registry, host, port, log);
   return { ...endpoint, hooks: metrics.hooks };

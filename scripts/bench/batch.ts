@@ -84,13 +84,32 @@ try {
     [values.seed, BATCH],
   );
   const records = books.map(record);
-  api = await startApi({ DATABASE_URL: database.url, INDEX_PREFIX: indexPrefix, RATE_LIMIT_MAX: '1000000000', REDIS_PREFIX: redis.prefix, SHORT_CACHE_TTL_S: '0' });
+  api = await startApi({
+    DATABASE_URL: database.url,
+    INDEX_PREFIX: indexPrefix,
+    RATE_LIMIT_MAX: '1000000000',
+    REDIS_PREFIX: redis.prefix,
+    SHORT_CACHE_TTL_S: '0',
+  });
 
   const headers = { ...auth, 'Content-Type': 'application/json' };
   const bodies = records.map((fields) => JSON.stringify(fields));
   let next = 0;
-  const single: LoadRequest = { label: 'POST /v1/match (one record)', url: `${api.url}/v1/match`, method: 'POST', headers, nextBody: () => bodies[next++ % bodies.length]! };
-  const batch: LoadRequest = { label: `POST /v1/match/batch (${BATCH} records)`, url: `${api.url}/v1/match/batch`, method: 'POST', headers, body: JSON.stringify({ records }), connections: batchConnections };
+  const single: LoadRequest = {
+    label: 'POST /v1/match (one record)',
+    url: `${api.url}/v1/match`,
+    method: 'POST',
+    headers,
+    nextBody: () => bodies[next++ % bodies.length]!,
+  };
+  const batch: LoadRequest = {
+    label: `POST /v1/match/batch (${BATCH} records)`,
+    url: `${api.url}/v1/match/batch`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ records }),
+    connections: batchConnections,
+  };
 
   // The batch must answer each record exactly as the single route does before its speed means anything.
   const batchAnswer = (await (await fetch(batch.url, { method: 'POST', headers, body: batch.body })).json()) as { results: unknown[] };
@@ -100,12 +119,16 @@ try {
   const differs = singleAnswers.findIndex((answer, index) => JSON.stringify(answer) !== JSON.stringify(batchAnswer.results?.[index]));
   if (differs >= 0) {
     const shown = (answer: unknown) => JSON.stringify(answer)?.slice(0, 300);
-    throw new Error(`the batch answers record ${differs} otherwise than the single route: ${shown(batchAnswer.results?.[differs] ?? batchAnswer)} vs ${shown(singleAnswers[differs])}`);
+    throw new Error(
+      `the batch answers record ${differs} otherwise than the single route: ${shown(batchAnswer.results?.[differs] ?? batchAnswer)} vs ${shown(singleAnswers[differs])}`,
+    );
   }
   const matched = singleAnswers.filter((answer) => (answer as { match: unknown }).match !== null).length;
 
   const [one, many] = (await alternate([single, batch], { rounds, roundS, connections })) as [LoadResult, LoadResult];
-  console.log(`${BATCH} records (${matched} matched), ${rounds} alternating rounds of ${roundS} s each, ${connections} connections one by one, ${batchConnections} in batches, short cache off`);
+  console.log(
+    `${BATCH} records (${matched} matched), ${rounds} alternating rounds of ${roundS} s each, ${connections} connections one by one, ${batchConnections} in batches, short cache off`,
+  );
   console.log(formatLoad(one));
   console.log(formatLoad(many));
   const singleRecords = one.rps;
@@ -115,7 +138,9 @@ try {
   console.log(`batch / one-by-one throughput: ${(batchRecords / singleRecords).toFixed(2)}  (target >= 3)`);
   if (one.failures + many.failures > 0) {
     // A failed answer (a 503 past the store wait) is quick and counted as one answered: the ratio is then no figure.
-    console.log(`failed answers: ${one.failures} one by one, ${many.failures} batches; the ratio above counts them as answered and is not valid`);
+    console.log(
+      `failed answers: ${one.failures} one by one, ${many.failures} batches; the ratio above counts them as answered and is not valid`,
+    );
     process.exitCode = 1;
   }
 } finally {

@@ -57,7 +57,9 @@ try {
   console.log(line('baseline: 1,000 rows by primary key', baseline));
   console.log(line('changesSince (GET /v1/changes)', feed));
   console.log('');
-  console.log(`feed p95: ${percentile(feed, 95).toFixed(1)} ms (target < 50 ms); ratio to baseline p95: ${(percentile(feed, 95) / percentile(baseline, 95)).toFixed(2)}`);
+  console.log(
+    `feed p95: ${percentile(feed, 95).toFixed(1)} ms (target < 50 ms); ratio to baseline p95: ${(percentile(feed, 95) / percentile(baseline, 95)).toFixed(2)}`,
+  );
 } finally {
   await redis.quit();
   await redisPrefix.drop();

@@ -43,10 +43,19 @@ const esNode = projectPath('scripts', 'dev', 'es-node');
 const clusterDir = process.env.ES_CLUSTER_DIR ?? '/var/tmp/bookmeta-es-cluster';
 
 say('starting (or reusing) the three-node cluster');
-const urls = execFileSync(esNode, ['cluster', 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1)!;
+const urls = execFileSync(esNode, ['cluster', 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  .trim()
+  .split('\n')
+  .at(-1)!;
 const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
 databaseUrl.pathname = `/bookmeta_bench_${count}_${values.seed}`;
-await generatedCatalogueDatabase({ databaseUrl: databaseUrl.toString(), count, seed: Number(values.seed), workDir: values['work-dir']!, say });
+await generatedCatalogueDatabase({
+  databaseUrl: databaseUrl.toString(),
+  count,
+  seed: Number(values.seed),
+  workDir: values['work-dir']!,
+  say,
+});
 
 const db = createPool(databaseUrl.toString(), 4);
 // Patient, as the loader is: a node leaving the cluster holds requests until its shards move.
@@ -75,7 +84,11 @@ async function searchLoad(durationS: number, midway: () => void): Promise<{ befo
     }
     const started = performance.now();
     try {
-      await es.search({ index: aliases.books, size: 10, query: { match: { all_text: `${words[index % words.length]} ${words[(index * 7) % words.length]}` } } });
+      await es.search({
+        index: aliases.books,
+        size: 10,
+        query: { match: { all_text: `${words[index % words.length]} ${words[(index * 7) % words.length]}` } },
+      });
       (halfway ? result.after : result.before).push(performance.now() - started);
     } catch {
       result.failed += 1;
@@ -100,7 +113,8 @@ async function importMoreBooks(howMany: number): Promise<void> {
 }
 
 // Asynchronous: the searches keep running while the node shuts down.
-const stopNode = (n: number) => promisify(execFile)(esNode, ['stop'], { env: { ...process.env, ES_DIR: `${clusterDir}/node${n}` } }).then(() => undefined);
+const stopNode = (n: number) =>
+  promisify(execFile)(esNode, ['stop'], { env: { ...process.env, ES_DIR: `${clusterDir}/node${n}` } }).then(() => undefined);
 
 try {
   await ensureAliases(deps);
@@ -126,13 +140,21 @@ try {
   console.log('| What | All nodes up | One node stopped |');
   console.log('|---|---|---|');
   console.log(`| reindex, docs/s | ${allUp.toFixed(0)} | ${oneDown.toFixed(0)} (${(oneDown / allUp).toFixed(2)}×) |`);
-  console.log(`| search p95, ms (searches) | ${p95(steady.before)} (${steady.before.length}) | before the stop ${p95(load.before)} (${load.before.length}), after ${p95(load.after)} (${load.after.length}) |`);
+  console.log(
+    `| search p95, ms (searches) | ${p95(steady.before)} (${steady.before.length}) | before the stop ${p95(load.before)} (${load.before.length}), after ${p95(load.after)} (${load.after.length}) |`,
+  );
   console.log(`| failed searches | ${steady.failed} | ${load.failed} |`);
   console.log(`| sync | — | ${synced.changes} changes applied |`);
   console.log(`| cluster health after | — | ${health.status}, ${health.number_of_nodes} nodes |`);
 } finally {
-  for (const index of Object.keys(await es.indices.get({ index: physicalPattern(aliases.books), ignore_unavailable: true }).catch(() => ({})))) await dropIndex(es, index).catch(() => undefined);
-  for (const index of Object.keys(await es.indices.get({ index: physicalPattern(aliases.authors), ignore_unavailable: true }).catch(() => ({})))) await dropIndex(es, index).catch(() => undefined);
+  for (const index of Object.keys(
+    await es.indices.get({ index: physicalPattern(aliases.books), ignore_unavailable: true }).catch(() => ({})),
+  ))
+    await dropIndex(es, index).catch(() => undefined);
+  for (const index of Object.keys(
+    await es.indices.get({ index: physicalPattern(aliases.authors), ignore_unavailable: true }).catch(() => ({})),
+  ))
+    await dropIndex(es, index).catch(() => undefined);
   await es.close();
   await db.end();
   say('starting node2 again');

@@ -71,10 +71,14 @@ const bookIds = bookRows.map((row) => row.id);
 // The follower, as an operator runs it.
 const compiled = projectPath('dist', 'loader', 'cli.js');
 const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('loader', 'index', 'sync.ts'))).mtimeMs;
-const follower = spawn(process.execPath, [...(useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')]), 'sync', '--follow'], {
-  env: { ...process.env, DATABASE_URL: databaseUrl.toString(), ELASTICSEARCH_URL: esUrl, INDEX_PREFIX: prefix, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'ignore', 'pipe'],
-});
+const follower = spawn(
+  process.execPath,
+  [...(useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')]), 'sync', '--follow'],
+  {
+    env: { ...process.env, DATABASE_URL: databaseUrl.toString(), ELASTICSEARCH_URL: esUrl, INDEX_PREFIX: prefix, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  },
+);
 const followerExited = new Promise<number | null>((resolve) => follower.on('exit', resolve));
 await new Promise<void>((resolve, reject) => {
   createInterface({ input: follower.stderr! }).on('line', (line) => {
@@ -141,7 +145,9 @@ const p99 = percentile(lags, 99);
 const max = lags.length > 0 ? Math.max(...lags) : NaN;
 const lost = total - lags.length;
 console.log(`writes: ${total} at ${achieved.toFixed(0)}/s; seen: ${lags.length}; not seen within 30 s: ${lost}`);
-console.log(`commit -> searchable: p50 ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms`);
+console.log(
+  `commit -> searchable: p50 ${percentile(lags, 50).toFixed(0)} ms, p95 ${percentile(lags, 95).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms`,
+);
 console.log(`p99 target < 2000 ms: ${p99 < 2000 && lost === 0 ? 'OK' : 'MISSED'}; sync --follow exited with ${code} on SIGTERM`);
 if (!existing) await es.indices.delete({ index: `${prefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
 await es.close();

@@ -10,7 +10,14 @@ const lines = Number(values.lines);
 const rounds = Number(values.rounds);
 
 // The fields requestRecords logs for every request.
-const entry = { requestId: 'a1b2c3d4-e5f6-4890-abcd-ef1234567890', method: 'GET', path: '/v1/isbn/9780439023480', status: 200, ms: 0.4, kid: 'k7f3a9b2c1d0' };
+const entry = {
+  requestId: 'a1b2c3d4-e5f6-4890-abcd-ef1234567890',
+  method: 'GET',
+  path: '/v1/isbn/9780439023480',
+  status: 200,
+  ms: 0.4,
+  kid: 'k7f3a9b2c1d0',
+};
 const kinds = [
   { label: 'a write per line', log: createLogger('info') },
   { label: 'buffered (the server)', log: createLogger('info', { buffered: true }) },

@@ -8,7 +8,16 @@
 // the cost itself.
 // Run: node --import tsx scripts/bench/lookup.ts [--seconds 24] [--rounds 6] [--connections 16] [--pairs 5]
 import { parseArgs } from 'node:util';
-import { benchDatabase, benchKey, benchRedisPrefix, cpuSeconds, importSampleBooks, startApi, startBareKoa, startPartsOnly } from '../lib/bench.js';
+import {
+  benchDatabase,
+  benchKey,
+  benchRedisPrefix,
+  cpuSeconds,
+  importSampleBooks,
+  startApi,
+  startBareKoa,
+  startPartsOnly,
+} from '../lib/bench.js';
 import { alternate, formatLoad, load, type LoadResult } from './lib/load.js';
 import { percentile } from '../lib/percentile.js';
 
@@ -28,7 +37,9 @@ const pairs = Number(values.pairs);
 const database = await benchDatabase('bookmeta_bench_lookup');
 await importSampleBooks(database.db);
 const headers = await benchKey(database.db);
-const { rows } = await database.db.query<{ isbn_13: string }>('select isbn_13 from books where isbn_13 is not null order by popularity desc');
+const { rows } = await database.db.query<{ isbn_13: string }>(
+  'select isbn_13 from books where isbn_13 is not null order by popularity desc',
+);
 const isbns = rows.map((row) => row.isbn_13);
 const hot = `/v1/isbn/${isbns[0]}`;
 
@@ -44,7 +55,11 @@ const partsOnly = await startPartsOnly(env);
  * of requests per CPU second of the server (from its CPU time during its rounds), which a loaded
  * machine's scheduling sways far less than throughput.
  */
-async function costOnCached(name: string, on: NodeJS.ProcessEnv, off: NodeJS.ProcessEnv): Promise<{ throughput: number[]; perCpu: number[]; results: LoadResult[] }> {
+async function costOnCached(
+  name: string,
+  on: NodeJS.ProcessEnv,
+  off: NodeJS.ProcessEnv,
+): Promise<{ throughput: number[]; perCpu: number[]; results: LoadResult[] }> {
   const throughput: number[] = [];
   const perCpu: number[] = [];
   const results: LoadResult[] = [];
@@ -54,7 +69,11 @@ async function costOnCached(name: string, on: NodeJS.ProcessEnv, off: NodeJS.Pro
     const served = [0, 0];
     try {
       const [onResult, offResult] = (await alternate(
-        servers.map((server, index) => ({ label: `pair ${pair}: cached, ${name} ${index === 0 ? 'on' : 'off'}`, url: `${server.url}${hot}`, headers })),
+        servers.map((server, index) => ({
+          label: `pair ${pair}: cached, ${name} ${index === 0 ? 'on' : 'off'}`,
+          url: `${server.url}${hot}`,
+          headers,
+        })),
         {
           rounds,
           roundS,
@@ -86,11 +105,23 @@ try {
       { label: 'cached lookup (HIT)', url: `${metered.url}${hot}`, headers },
       { label: 'cached, its middlewares alone', url: `${partsOnly.url}${hot}`, headers },
       // A new URL per request (the cache key is the URL): every request misses and reads PostgreSQL.
-      { label: 'uncached lookup (MISS)', url: `${metered.url}${hot}`, headers, nextPath: () => `/v1/isbn/${isbns[n++ % isbns.length]}?miss=${n}` },
+      {
+        label: 'uncached lookup (MISS)',
+        url: `${metered.url}${hot}`,
+        headers,
+        nextPath: () => `/v1/isbn/${isbns[n++ % isbns.length]}?miss=${n}`,
+      },
     ],
     { rounds, roundS, connections },
   )) as [LoadResult, LoadResult, LoadResult, LoadResult];
-  const paced = await load({ label: 'cached at half the baseline rate', url: `${metered.url}${hot}`, headers, connections, durationS: roundS * 2, rate: Math.round(baseline.rps / 2) });
+  const paced = await load({
+    label: 'cached at half the baseline rate',
+    url: `${metered.url}${hot}`,
+    headers,
+    connections,
+    durationS: roundS * 2,
+    rate: Math.round(baseline.rps / 2),
+  });
   // Idle servers still cost the machine a little (their timers): only the pair runs during the pairs.
   await Promise.all([metered.stop(), bare.stop(), partsOnly.stop()]);
 
@@ -99,16 +130,22 @@ try {
   const percent = (cost: number) => `${(cost * 100).toFixed(1)} %`;
 
   console.log(`${rounds} alternating rounds of ${roundS} s each, ${connections} connections`);
-  for (const result of [baseline, cached, middlewaresAlone, uncached, paced, ...metering.results, ...metrics.results]) console.log(formatLoad(result));
+  for (const result of [baseline, cached, middlewaresAlone, uncached, paced, ...metering.results, ...metrics.results])
+    console.log(formatLoad(result));
   console.log('');
   console.log(`cached / baseline:            ${(cached.rps / baseline.rps).toFixed(2)}  (target >= 0.30)`);
-  console.log(`middlewares alone / baseline: ${(middlewaresAlone.rps / baseline.rps).toFixed(2)}  (without router, error rendering, guard)`);
+  console.log(
+    `middlewares alone / baseline: ${(middlewaresAlone.rps / baseline.rps).toFixed(2)}  (without router, error rendering, guard)`,
+  );
   console.log(`cached p99 at half baseline:  ${paced.p99.toFixed(1)} ms  (target < 10 ms)`);
   console.log(`uncached / baseline:          ${(uncached.rps / baseline.rps).toFixed(2)}  (target >= 0.25)`);
   if (pairs > 0) {
-    const ratios = (values: number[]) => `${percentile(values, 50).toFixed(3)}  (median of ${pairs} pairs: ${values.map((value) => value.toFixed(3)).join(', ')})`;
+    const ratios = (values: number[]) =>
+      `${percentile(values, 50).toFixed(3)}  (median of ${pairs} pairs: ${values.map((value) => value.toFixed(3)).join(', ')})`;
     const costs = metering.throughput.map((ratio) => 1 - ratio);
-    console.log(`metering cost on cached:      ${percent(percentile(costs, 50))}  (target <= 5 %; median of ${pairs} pairs: ${costs.map(percent).join(', ')})`);
+    console.log(
+      `metering cost on cached:      ${percent(percentile(costs, 50))}  (target <= 5 %; median of ${pairs} pairs: ${costs.map(percent).join(', ')})`,
+    );
     console.log(`metering on / off, cached, requests per CPU s: ${ratios(metering.perCpu)}`);
     console.log(`metrics on / off, cached, throughput:          ${ratios(metrics.throughput)}  (target >= 0.95)`);
     console.log(`metrics on / off, cached, requests per CPU s:  ${ratios(metrics.perCpu)}`);

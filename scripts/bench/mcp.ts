@@ -7,7 +7,11 @@ import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi 
 import { alternate, formatLoad, type LoadRequest, type LoadResult } from './lib/load.js';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } },
+  options: {
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+  },
 });
 const rounds = Number(values.rounds);
 const roundS = Number(values.seconds) / rounds;
@@ -16,7 +20,9 @@ const connections = Number(values.connections);
 const database = await benchDatabase('bookmeta_bench_mcp');
 await importSampleBooks(database.db);
 const auth = await benchKey(database.db);
-const { rows } = await database.db.query<{ isbn_13: string }>('select isbn_13 from books where isbn_13 is not null order by popularity desc limit 1');
+const { rows } = await database.db.query<{ isbn_13: string }>(
+  'select isbn_13 from books where isbn_13 is not null order by popularity desc limit 1',
+);
 const isbn = rows[0]!.isbn_13;
 
 const redis = benchRedisPrefix('bench-mcp');
@@ -35,8 +41,11 @@ const viaMcp: LoadRequest = {
 try {
   // Both answers must be the same record before their speed means anything.
   const expected = await (await fetch(direct.url, { headers: auth })).text();
-  const answer = (await (await fetch(viaMcp.url, { method: 'POST', headers: viaMcp.headers, body: viaMcp.body })).json()) as { result?: { content: { text: string }[] } };
-  if (answer.result?.content[0]?.text !== expected) throw new Error(`the MCP answer differs from GET /v1/isbn/${isbn}: ${JSON.stringify(answer)}`);
+  const answer = (await (await fetch(viaMcp.url, { method: 'POST', headers: viaMcp.headers, body: viaMcp.body })).json()) as {
+    result?: { content: { text: string }[] };
+  };
+  if (answer.result?.content[0]?.text !== expected)
+    throw new Error(`the MCP answer differs from GET /v1/isbn/${isbn}: ${JSON.stringify(answer)}`);
 
   const [http, mcp] = (await alternate([direct, viaMcp], { rounds, roundS, connections })) as [LoadResult, LoadResult];
 

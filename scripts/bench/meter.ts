@@ -13,7 +13,11 @@ import { benchDatabase } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
-  options: { calls: { type: 'string', default: '400000' }, rounds: { type: 'string', default: '3' }, 'flush-every': { type: 'string', default: '0' } },
+  options: {
+    calls: { type: 'string', default: '400000' },
+    rounds: { type: 'string', default: '3' },
+    'flush-every': { type: 'string', default: '0' },
+  },
 });
 const calls = Number(values.calls);
 const flushEvery = Number(values['flush-every']);
@@ -47,7 +51,15 @@ async function round(metered: boolean): Promise<{ node: number; postgres: number
     // What a request leaves behind, so that records kept for the write age as they would in a server.
     garbage.push({ path: `/v1/isbn/${i}`, headers: [i, i + 1], state: { i } });
     if (garbage.length > 200) garbage = [];
-    if (metered) meter.record({ kid: 'k3j4h5g6f7d8', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: performance.timeOrigin + started, latencyMs: performance.now() - started });
+    if (metered)
+      meter.record({
+        kid: 'k3j4h5g6f7d8',
+        method: 'GET',
+        route: '/v1/isbn/:isbn',
+        status: 200,
+        at: performance.timeOrigin + started,
+        latencyMs: performance.now() - started,
+      });
     if (metered && flushEvery > 0 && i % flushEvery === flushEvery - 1) await meter.flush();
     if (i % 16 === 0) await nextTurn(); // lets the meter's writes go on, as between requests
   }
@@ -75,4 +87,7 @@ console.log(`loop without the meter:  ${median(bare)} µs a call`);
 console.log(`loop with the meter:     ${median(node)} µs a call, PostgreSQL ${median(postgres)} µs a call`);
 const apiCost = percentile(node, 50) - percentile(bare, 50);
 console.log(`metering: the API ${apiCost.toFixed(2)} µs a call, PostgreSQL ${median(postgres)} µs a call`);
-if (flushEvery > 0) console.log(`a write of ${flushEvery} calls: ${((apiCost + percentile(postgres, 50)) * flushEvery).toFixed(0)} µs of CPU, the API and PostgreSQL together`);
+if (flushEvery > 0)
+  console.log(
+    `a write of ${flushEvery} calls: ${((apiCost + percentile(postgres, 50)) * flushEvery).toFixed(0)} µs of CPU, the API and PostgreSQL together`,
+  );

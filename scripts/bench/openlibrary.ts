@@ -50,7 +50,11 @@ const say = (text: string) => process.stderr.write(`bench-openlibrary: ${text}\n
 
 const databaseNameOf = (run: string) => `bookmeta_bench_ol_${editions}_${seed}_${run}`;
 const dumpDir = join(values['work-dir']!, `openlibrary-${editions}-${seed}`);
-const files = { authors: join(dumpDir, 'ol_dump_authors.txt'), works: join(dumpDir, 'ol_dump_works.txt'), editions: join(dumpDir, 'ol_dump_editions.txt') };
+const files = {
+  authors: join(dumpDir, 'ol_dump_authors.txt'),
+  works: join(dumpDir, 'ol_dump_works.txt'),
+  editions: join(dumpDir, 'ol_dump_editions.txt'),
+};
 
 /** The baseline: every line of the three files copied as one text column into a table without indexes. */
 async function copyBaseline(databaseUrl: string): Promise<{ lines: number; seconds: number }> {
@@ -83,7 +87,9 @@ async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; edi
       'select relname, pg_total_relation_size(oid)::bigint as bytes from pg_class where relname = any($1) and relkind = $2 order by bytes desc',
       [tables, 'r'],
     );
-    const { rows: count } = await db.query<{ n: number }>('select count(*)::bigint as n from books where merged_into is null and deleted_at is null');
+    const { rows: count } = await db.query<{ n: number }>(
+      'select count(*)::bigint as n from books where merged_into is null and deleted_at is null',
+    );
     const bytes = rows.reduce((sum, row) => sum + row.bytes, 0);
     return { bytes, editions: count[0]!.n, tables: rows.map((row) => `${row.relname} ${(row.bytes / 2 ** 20).toFixed(0)} MB`).join(', ') };
   } finally {
@@ -134,15 +140,29 @@ try {
   }
   const record = runs.find((result) => result.method === 'record-by-record');
   const sets = runs.filter((result) => result.method === 'set-based');
-  if (record) console.log(`set-based against record-by-record: ${sets.map((set) => `${(record.seconds / set.seconds).toFixed(2)}x`).join(' and ')} faster`);
-  console.log(`  projection at 10,000,000 editions (same rate, set-based): ${((10_000_000 / editions) * Math.max(...sets.map((set) => set.seconds)) / 60).toFixed(0)} min`);
-  console.log(`PostgreSQL on disk:          ${(disk.bytes / 2 ** 30).toFixed(2)} GB for ${disk.editions} live books, ${Math.round(disk.bytes / disk.editions)} bytes per edition (${disk.tables})`);
-  console.log(`uncached point lookup:       p50 ${percentile(lookup, 50).toFixed(2)} ms, p99 ${percentile(lookup, 99).toFixed(2)} ms (n=${lookup.length}; target p99 < 10 ms)`);
-  console.log(`changes page of 100:         p50 ${percentile(changes, 50).toFixed(2)} ms, p95 ${percentile(changes, 95).toFixed(2)} ms (n=${changes.length}; target p95 < 50 ms)`);
+  if (record)
+    console.log(
+      `set-based against record-by-record: ${sets.map((set) => `${(record.seconds / set.seconds).toFixed(2)}x`).join(' and ')} faster`,
+    );
+  console.log(
+    `  projection at 10,000,000 editions (same rate, set-based): ${(((10_000_000 / editions) * Math.max(...sets.map((set) => set.seconds))) / 60).toFixed(0)} min`,
+  );
+  console.log(
+    `PostgreSQL on disk:          ${(disk.bytes / 2 ** 30).toFixed(2)} GB for ${disk.editions} live books, ${Math.round(disk.bytes / disk.editions)} bytes per edition (${disk.tables})`,
+  );
+  console.log(
+    `uncached point lookup:       p50 ${percentile(lookup, 50).toFixed(2)} ms, p99 ${percentile(lookup, 99).toFixed(2)} ms (n=${lookup.length}; target p99 < 10 ms)`,
+  );
+  console.log(
+    `changes page of 100:         p50 ${percentile(changes, 50).toFixed(2)} ms, p95 ${percentile(changes, 95).toFixed(2)} ms (n=${changes.length}; target p95 < 50 ms)`,
+  );
 } finally {
   await dropDatabase(names.record);
   await dropDatabase(names.again);
-  if (values.keep) console.log(`database kept: ${names.set} (for scripts/bench/reindex.ts --database ${names.set} and scripts/bench/search.ts --database ${names.set}); dumps kept in ${dumpDir}`);
+  if (values.keep)
+    console.log(
+      `database kept: ${names.set} (for scripts/bench/reindex.ts --database ${names.set} and scripts/bench/search.ts --database ${names.set}); dumps kept in ${dumpDir}`,
+    );
   else {
     await dropDatabase(names.set);
     await rm(dumpDir, { recursive: true, force: true });

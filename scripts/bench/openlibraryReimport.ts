@@ -41,7 +41,10 @@ const dumpsOf = async (dir: string, monthChanged?: number): Promise<string[]> =>
   if (!existsSync(files[2]!)) await generateOpenLibrary({ editions, seed, changed: monthChanged }, dir);
   return files;
 };
-const dirs = { thisMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}`), nextMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}-next-${changed}`) };
+const dirs = {
+  thisMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}`),
+  nextMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}-next-${changed}`),
+};
 const names = { set: `bookmeta_bench_olre_${editions}_${seed}_set`, record: `bookmeta_bench_olre_${editions}_${seed}_record` };
 const batchSize = values['batch-size']!;
 
@@ -52,7 +55,9 @@ const line = (label: string, result: ImportRun, against?: { label: string; run: 
   result.report.map((report) => `    ${report}\n`).join('');
 
 try {
-  say(`generating ${editions} editions (seed ${seed}) into ${dirs.thisMonth}, and next month's (${changed} changed) into ${dirs.nextMonth}`);
+  say(
+    `generating ${editions} editions (seed ${seed}) into ${dirs.thisMonth}, and next month's (${changed} changed) into ${dirs.nextMonth}`,
+  );
   const thisMonth = await dumpsOf(dirs.thisMonth);
   const nextMonth = await dumpsOf(dirs.nextMonth, changed);
 

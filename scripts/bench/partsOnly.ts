@@ -24,7 +24,12 @@ app.use(requestId());
 app.use(recordRequests(log, services.meter));
 app.use(authenticate(services.authenticator));
 app.use(async (ctx) => {
-  const answer = await services.pointCache.answer(ctx.path, ctx.state.requestId, () => Promise.reject(new Error('not a cached answer')), spendRequest(ctx, services.rateLimiter, log));
+  const answer = await services.pointCache.answer(
+    ctx.path,
+    ctx.state.requestId,
+    () => Promise.reject(new Error('not a cached answer')),
+    spendRequest(ctx, services.rateLimiter, log),
+  );
   if (!('text' in answer) || !answer.cached) throw new Error('not a cached answer');
   ctx.set('X-Cache', 'HIT');
   sendJsonText(ctx, answer.text);

@@ -124,17 +124,28 @@ async function baseline(ndjson: { path: string; documents: number }): Promise<{ 
 }
 
 /** `bookmeta reindex books` as its own process; samples VmHWM (peak RSS) while it runs. */
-async function reindexProcess(): Promise<{ docsPerSecond: number; wallDocsPerSecond: number; seconds: number; peakRssMb: number; documents: number }> {
+async function reindexProcess(): Promise<{
+  docsPerSecond: number;
+  wallDocsPerSecond: number;
+  seconds: number;
+  peakRssMb: number;
+  documents: number;
+}> {
   const compiled = projectPath('dist', 'loader', 'cli.js');
-  const useDist = existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('loader', 'index', 'reindex.ts'))).mtimeMs;
+  const useDist =
+    existsSync(compiled) && (await stat(compiled)).mtimeMs > (await stat(projectPath('loader', 'index', 'reindex.ts'))).mtimeMs;
   const args = useDist ? [compiled] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
-  const { code, stdout, seconds, peakRssMb } = await runMeasured(process.execPath, [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)], {
-    ...process.env,
-    DATABASE_URL: databaseUrl.toString(),
-    ELASTICSEARCH_URL: esUrl,
-    INDEX_PREFIX: prefix,
-    LOG_LEVEL: 'warn',
-  });
+  const { code, stdout, seconds, peakRssMb } = await runMeasured(
+    process.execPath,
+    [...args, 'reindex', 'books', '--no-progress', '--concurrency', String(concurrency)],
+    {
+      ...process.env,
+      DATABASE_URL: databaseUrl.toString(),
+      ELASTICSEARCH_URL: esUrl,
+      INDEX_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+    },
+  );
   if (code !== 0) throw new Error(`reindex exited with ${code}: ${stdout}`);
   // alias  index  documents  docs/s  complete up to seq  seconds  dropped
   const row = stdout.split('\n').find((line) => line.startsWith(alias + ' '))!;
@@ -152,12 +163,18 @@ const re = await reindexProcess();
 const ratio = re.docsPerSecond / base.docsPerSecond;
 console.log(`books:                      ${re.documents}`);
 console.log(`baseline bulk (pre-built):  ${Math.round(base.docsPerSecond)} docs/s`);
-console.log(`reindex (stream + bulk):    ${Math.round(re.docsPerSecond)} docs/s  ratio ${ratio.toFixed(2)} (target >= 0.70) ${ratio >= 0.7 ? 'OK' : 'MISSED'}`);
-console.log(`reindex whole command:      ${Math.round(re.wallDocsPerSecond)} docs/s over ${re.seconds.toFixed(1)} s (start-up, count check, swap included)`);
+console.log(
+  `reindex (stream + bulk):    ${Math.round(re.docsPerSecond)} docs/s  ratio ${ratio.toFixed(2)} (target >= 0.70) ${ratio >= 0.7 ? 'OK' : 'MISSED'}`,
+);
+console.log(
+  `reindex whole command:      ${Math.round(re.wallDocsPerSecond)} docs/s over ${re.seconds.toFixed(1)} s (start-up, count check, swap included)`,
+);
 console.log(`loader peak RSS:            ${re.peakRssMb.toFixed(0)} MB (target < 300) ${re.peakRssMb < 300 ? 'OK' : 'MISSED'}`);
 const es = createElastic(esUrl);
 const stats = await es.indices.stats({ index: alias, metric: 'store' });
 const bytes = stats._all.primaries?.store?.size_in_bytes ?? 0;
-console.log(`books index on disk:        ${(bytes / 2 ** 20).toFixed(0)} MB, ${Math.round(bytes / re.documents)} bytes per book (primaries, after the load's merges)`);
+console.log(
+  `books index on disk:        ${(bytes / 2 ** 20).toFixed(0)} MB, ${Math.round(bytes / re.documents)} bytes per book (primaries, after the load's merges)`,
+);
 await es.indices.delete({ index: `${prefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
 await es.close();

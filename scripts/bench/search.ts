@@ -46,7 +46,12 @@ const log = createLogger('warn');
 const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
 databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
 const config: Config = {
-  ...loadConfig({ ...process.env, DATABASE_URL: databaseUrl.toString(), INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`, REDIS_PREFIX: 'bench-search:' }),
+  ...loadConfig({
+    ...process.env,
+    DATABASE_URL: databaseUrl.toString(),
+    INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`,
+    REDIS_PREFIX: 'bench-search:',
+  }),
   shortCacheTtlS: 0,
   meteringEnabled: false,
 };
@@ -62,7 +67,8 @@ async function prepareIndex(): Promise<void> {
   const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
   const aliases = indexAliases(config.indexPrefix);
   try {
-    if ((await elastic.indices.existsAlias({ name: aliases.books })) && (await elastic.indices.existsAlias({ name: aliases.authors }))) return;
+    if ((await elastic.indices.existsAlias({ name: aliases.books })) && (await elastic.indices.existsAlias({ name: aliases.authors })))
+      return;
     say(`indexing into ${aliases.books} and ${aliases.authors} on ${config.elasticsearchUrl}`);
     const db = createPool(config.databaseUrl, 4);
     try {
@@ -140,7 +146,9 @@ async function main(): Promise<void> {
     // Author queries: a name as written, or its surname alone.
     const names = books.flatMap((book) => book.authors.slice(0, 1)).map((name) => (random() < 0.7 ? name : surname(name)));
     const authors = await timedSequentially(names.map((q) => () => searchAuthors(services, { q })));
-    console.log(`search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`);
+    console.log(
+      `search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+    );
     console.log(summary('search', search, 50));
     console.log(summary('match', match, 100));
     console.log(summary('authors', authors, 50));

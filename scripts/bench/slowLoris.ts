@@ -48,7 +48,9 @@ function slowClients(url: string, authorization: string, count: number): { stop(
         socket.write('GET /health HTTP/1.1\r\nHost: bench\r\nX-Slow: ');
         trickle = setInterval(() => socket.write('a'), 1_000);
       } else {
-        socket.write(`POST /v1/match HTTP/1.1\r\nHost: bench\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"`);
+        socket.write(
+          `POST /v1/match HTTP/1.1\r\nHost: bench\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"`,
+        );
       }
     });
     socket.once('data', () => (stats.answered += 1));
@@ -69,7 +71,6 @@ function slowClients(url: string, authorization: string, count: number): { stop(
   };
 }
 
-
 if (values.attack !== undefined) {
   // The attacker: slow connections until SIGTERM, then what they met, as JSON on stdout.
   const slow = slowClients(values.attack, values.authorization ?? '', slowCount);
@@ -83,7 +84,21 @@ if (values.attack !== undefined) {
 
 /** Starts the attacker's process, once its connections are opening; stopping it gives what they met. */
 async function startAttack(): Promise<{ stop(): Promise<{ opened: number; answered: number }> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--attack', api.url, '--authorization', headers.Authorization!, '--slow', String(slowCount)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--attack',
+      api.url,
+      '--authorization',
+      headers.Authorization!,
+      '--slow',
+      String(slowCount),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   while (!output.includes('attacking\n')) {
@@ -103,7 +118,9 @@ async function startAttack(): Promise<{ stop(): Promise<{ opened: number; answer
 const database = await benchDatabase('bookmeta_bench_slow_loris');
 await importSampleBooks(database.db);
 const headers = await benchKey(database.db);
-const { rows } = await database.db.query<{ isbn_13: string }>('select isbn_13 from books where isbn_13 is not null order by popularity desc limit 1');
+const { rows } = await database.db.query<{ isbn_13: string }>(
+  'select isbn_13 from books where isbn_13 is not null order by popularity desc limit 1',
+);
 const redis = benchRedisPrefix('bench-slow-loris');
 const api = await startApi({ DATABASE_URL: database.url, RATE_LIMIT_MAX: '1000000000', REDIS_PREFIX: redis.prefix });
 const target = `${api.url}/v1/isbn/${rows[0]!.isbn_13}`;
@@ -158,11 +175,15 @@ try {
   }
   const line = (label: string, latencies: number[], failed: number) =>
     `${label.padEnd(26)} ${String(latencies.length).padStart(7)} requests   p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms   p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   failed ${failed}`;
-  console.log(`${rounds} alternating rounds of ${roundMs / 1000} s each way, ${connections} normal connections, ${slowCount} slow connections while attacked`);
+  console.log(
+    `${rounds} alternating rounds of ${roundMs / 1000} s each way, ${connections} normal connections, ${slowCount} slow connections while attacked`,
+  );
   console.log(line('quiet (baseline)', quiet, failures.quiet));
   console.log(line(`${slowCount} slow connections`, attacked, failures.attacked));
   console.log(`slow connections opened ${attack.opened}, answered (408/401/429) before closing ${attack.answered}`);
-  console.log(`p95 attacked / quiet: ${(percentile(attacked, 95) / percentile(quiet, 95)).toFixed(2)}  (target <= 1.1, within the machine's noise)`);
+  console.log(
+    `p95 attacked / quiet: ${(percentile(attacked, 95) / percentile(quiet, 95)).toFixed(2)}  (target <= 1.1, within the machine's noise)`,
+  );
 } finally {
   await api.stop();
   await redis.drop();

@@ -60,7 +60,24 @@ const REDIRECT_KEY_BASE = 200_000_000;
 const DELETED_KEY_BASE = 300_000_000;
 const LAST_MODIFIED = '2024-06-01T08:15:00.000000';
 
-const LANGUAGES = [...Array<string>(70).fill('eng'), 'ger', 'ger', 'fre', 'fre', 'spa', 'spa', 'ita', 'por', 'rus', 'jpn', 'chi', 'dut', 'swe', 'pol', 'dan'];
+const LANGUAGES = [
+  ...Array<string>(70).fill('eng'),
+  'ger',
+  'ger',
+  'fre',
+  'fre',
+  'spa',
+  'spa',
+  'ita',
+  'por',
+  'rus',
+  'jpn',
+  'chi',
+  'dut',
+  'swe',
+  'pol',
+  'dan',
+];
 // Titles in other languages, by language code, for the editions that are translations.
 const FOREIGN_TITLES: Record<string, readonly string[]> = {
   ger: ['Die Stadt der Träume', 'Das Haus am See', 'Der letzte Sommer', 'Über die Grenze'],
@@ -76,13 +93,81 @@ const FOREIGN_TITLES: Record<string, readonly string[]> = {
   pol: ['Lalka', 'Pan Tadeusz'],
   dan: ['Eventyr og historier', 'Kongens fald'],
 };
-const PUBLISHERS = ['Penguin Books', 'Random House', 'HarperCollins', 'Vintage', 'Oxford University Press', 'Gallimard', 'Suhrkamp', 'Anagrama', 'Einaudi', 'Kodansha', 'Scholastic', 'Tor', 'Pan Books', 'Bantam', 'Dover Publications'];
+const PUBLISHERS = [
+  'Penguin Books',
+  'Random House',
+  'HarperCollins',
+  'Vintage',
+  'Oxford University Press',
+  'Gallimard',
+  'Suhrkamp',
+  'Anagrama',
+  'Einaudi',
+  'Kodansha',
+  'Scholastic',
+  'Tor',
+  'Pan Books',
+  'Bantam',
+  'Dover Publications',
+];
 const FORMATS = ['Paperback', 'Hardcover', 'Mass Market Paperback', 'paperback', 'E-book', 'Audio CD', 'Library Binding'];
-const SUBJECTS = ['Fiction', 'History', 'Biography', 'Science fiction', 'Fantasy', 'Mystery', 'Romance', 'Poetry', 'Philosophy', 'Travel', 'Cooking', 'Art', 'Juvenile fiction', 'Politics and government', 'Social life and customs', 'World War, 1939-1945', 'Detective and mystery stories', 'Love stories'];
+const SUBJECTS = [
+  'Fiction',
+  'History',
+  'Biography',
+  'Science fiction',
+  'Fantasy',
+  'Mystery',
+  'Romance',
+  'Poetry',
+  'Philosophy',
+  'Travel',
+  'Cooking',
+  'Art',
+  'Juvenile fiction',
+  'Politics and government',
+  'Social life and customs',
+  'World War, 1939-1945',
+  'Detective and mystery stories',
+  'Love stories',
+];
 // Titles hundreds of works share in the real catalogue.
-const COMMON_TITLES = ['Poems', 'Selected Stories', 'Selected Poems', 'Collected Poems', 'Short Stories', 'Stories', 'Essays', 'Letters', 'Plays', 'Works', 'Sonnets', 'Fables', 'Sermons', 'Memoirs', 'Autobiography', 'Journal', 'Diary', 'Speeches', 'Collected Works', 'Complete Poems'];
+const COMMON_TITLES = [
+  'Poems',
+  'Selected Stories',
+  'Selected Poems',
+  'Collected Poems',
+  'Short Stories',
+  'Stories',
+  'Essays',
+  'Letters',
+  'Plays',
+  'Works',
+  'Sonnets',
+  'Fables',
+  'Sermons',
+  'Memoirs',
+  'Autobiography',
+  'Journal',
+  'Diary',
+  'Speeches',
+  'Collected Works',
+  'Complete Poems',
+];
 // Books about a famous book: study guides, summaries, adaptations. `%t` is its title, `%a` its author.
-const COMPANION_TITLES = ['Study Guide: %t', 'Summary of %t by %a', '%t: A Study Guide', 'SparkNotes: %t', 'CliffsNotes on %a\'s %t', '%t (Graphic Novel)', 'Summary & Analysis of %t', '%t: Screenplay', 'Reading Guide to %t', 'Teaching %t', '%t: Notes'];
+const COMPANION_TITLES = [
+  'Study Guide: %t',
+  'Summary of %t by %a',
+  '%t: A Study Guide',
+  'SparkNotes: %t',
+  "CliffsNotes on %a's %t",
+  '%t (Graphic Novel)',
+  'Summary & Analysis of %t',
+  '%t: Screenplay',
+  'Reading Guide to %t',
+  'Teaching %t',
+  '%t: Notes',
+];
 // Shares of works: a common title, a companion of a famous book, a different book of a famous title.
 const COMMON_SHARE = 0.015;
 const COMPANION_SHARE = 0.02;
@@ -90,7 +175,18 @@ const NAMESAKE_SHARE = 0.005;
 // Readers' entries in the dumps per edition (the real reading log has about a third of a line per edition).
 const READING_LOG_PER_EDITION = 0.3;
 const RATINGS_PER_ENTRY = 0.15;
-const SHELVES = ['Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Want to Read', 'Already Read', 'Already Read', 'Already Read', 'Currently Reading'];
+const SHELVES = [
+  'Want to Read',
+  'Want to Read',
+  'Want to Read',
+  'Want to Read',
+  'Want to Read',
+  'Want to Read',
+  'Already Read',
+  'Already Read',
+  'Already Read',
+  'Currently Reading',
+];
 const STARS = ['5', '5', '5', '5', '5', '5', '5', '4', '4', '4', '4', '4', '4', '4', '3', '3', '3', '3', '2', '1'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
@@ -123,7 +219,8 @@ class ChunkedFile {
 
 export async function generateOpenLibrary(options: OpenLibraryOptions, dir: string): Promise<OpenLibrarySummary> {
   const { editions, seed } = options;
-  if (!Number.isSafeInteger(editions) || editions < 1 || editions > MAX_EDITIONS) throw new RangeError(`editions must be an integer from 1 to ${MAX_EDITIONS}, got ${editions}`);
+  if (!Number.isSafeInteger(editions) || editions < 1 || editions > MAX_EDITIONS)
+    throw new RangeError(`editions must be an integer from 1 to ${MAX_EDITIONS}, got ${editions}`);
   await mkdir(dir, { recursive: true });
   const files: Record<DumpKind, string> = {
     authors: join(dir, 'ol_dump_authors.txt'),
@@ -155,7 +252,11 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
     const total = kind === 'authors' ? authorCount : kind === 'works' ? workCount : editions;
     const keyOf = kind === 'authors' ? authorKey : kind === 'works' ? workKey : editionKey;
     const recordLine = (index: number): string =>
-      kind === 'authors' ? authorLine(random, pool, index) : kind === 'works' ? workLine(random, titles, index, authorCount) : editionLine(random, titles, index, authorCount);
+      kind === 'authors'
+        ? authorLine(random, pool, index)
+        : kind === 'works'
+          ? workLine(random, titles, index, authorCount)
+          : editionLine(random, titles, index, authorCount);
     const month = options.changed === undefined ? null : new NextMonth(seed, kind, total, options.changed, keyOf);
     for (let index = 0; index < total; index++) {
       // Drawn whether revised or not: the lines after it stay this month's.
@@ -166,9 +267,14 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
     const path = kind === 'authors' ? 'authors' : kind === 'works' ? 'works' : 'books';
     const suffix = kind === 'authors' ? 'A' : kind === 'works' ? 'W' : 'M';
     for (let n = 0; n < Math.ceil(total * 0.03); n++) {
-      await out.add(dumpLine('/type/redirect', `/${path}/OL${REDIRECT_KEY_BASE + n}${suffix}`, 2 + random.below(3), { location: keyOf(redirectTarget(seed, n, total)) }));
+      await out.add(
+        dumpLine('/type/redirect', `/${path}/OL${REDIRECT_KEY_BASE + n}${suffix}`, 2 + random.below(3), {
+          location: keyOf(redirectTarget(seed, n, total)),
+        }),
+      );
     }
-    for (let n = 0; n < Math.ceil(total * 0.005); n++) await out.add(dumpLine('/type/delete', `/${path}/OL${DELETED_KEY_BASE + n}${suffix}`, 3 + random.below(5), {}));
+    for (let n = 0; n < Math.ceil(total * 0.005); n++)
+      await out.add(dumpLine('/type/delete', `/${path}/OL${DELETED_KEY_BASE + n}${suffix}`, 3 + random.below(5), {}));
     // Records new this month, after every line of last month's (whose draws they follow).
     for (let n = 0; n < (month?.added ?? 0); n++) await out.add(recordLine(total + n));
     await out.flush();
@@ -252,7 +358,8 @@ function authorLine(random: Random, pool: AuthorPool, index: number): string {
 }
 
 /** A work's first author, by popularity (a few authors write very many works); its editions credit the same. */
-const firstAuthor = (pool: AuthorPool, seed: number, work: number): number => pool.popularRank(new Random(hash32(hash32(seed, work), 13)).next());
+const firstAuthor = (pool: AuthorPool, seed: number, work: number): number =>
+  pool.popularRank(new Random(hash32(hash32(seed, work), 13)).next());
 
 /** Authors of a work: one to three. */
 function workAuthors(random: Random, pool: AuthorPool, seed: number, work: number, authorCount: number): number[] {
@@ -297,13 +404,17 @@ interface Titles {
 /** A work's title is a pure function of the work, so each of its editions can repeat it. */
 function workTitle(titles: Titles, work: number): string {
   const random = new Random(hash32(hash32(titles.seed, work), 11));
-  const own = (index: number) => bookTitle(new Random(hash32(hash32(titles.seed, index), 12)), titles.pool.surname(firstAuthor(titles.pool, titles.seed, index)));
+  const own = (index: number) =>
+    bookTitle(new Random(hash32(hash32(titles.seed, index), 12)), titles.pool.surname(firstAuthor(titles.pool, titles.seed, index)));
   const kind = random.next();
   if (kind >= COMMON_SHARE + COMPANION_SHARE + NAMESAKE_SHARE) return own(work);
   if (kind < COMMON_SHARE) return random.pick(COMMON_TITLES);
   // A famous book, the most famous most often.
   const rank = Math.floor(random.next() ** 3 * (titles.famous.length > 0 ? titles.famous.length : titles.workCount));
-  const famous = titles.famous[rank] ?? { title: own(rank).split(': ')[0]!, author: titles.pool.name(firstAuthor(titles.pool, titles.seed, rank)) };
+  const famous = titles.famous[rank] ?? {
+    title: own(rank).split(': ')[0]!,
+    author: titles.pool.name(firstAuthor(titles.pool, titles.seed, rank)),
+  };
   if (kind >= COMMON_SHARE + COMPANION_SHARE) return famous.title;
   return random.pick(COMPANION_TITLES).replace('%t', famous.title).replace('%a', famous.author);
 }
@@ -315,7 +426,9 @@ function workTitle(titles: Titles, work: number): string {
 function readerLines(kind: 'readingLog' | 'ratings', seed: number, work: number, top: number): string[] {
   const random = new Random(hash32(hash32(seed, work), kind === 'readingLog' ? 31 : 37));
   const entries = (top * (0.5 + random.next())) / (work + 1) ** 0.9;
-  const count = Math.floor(kind === 'readingLog' ? entries + random.next() : entries * RATINGS_PER_ENTRY * 2 * random.next() + random.next());
+  const count = Math.floor(
+    kind === 'readingLog' ? entries + random.next() : entries * RATINGS_PER_ENTRY * 2 * random.next() + random.next(),
+  );
   const lines: string[] = [];
   for (let n = 0; n < count; n++) {
     const edition = random.next() < 0.4 ? editionKey(work) : '\\N';
@@ -341,7 +454,9 @@ function editionLine(random: Random, titles: Titles, index: number, authorCount:
   const title = foreign && random.next() < 0.7 ? random.pick(foreign) : workTitle(titles, work).split(': ')[0]!;
   if (random.next() < 0.001) {
     // A broken line: the JSON cut short, or a column lost.
-    return random.next() < 0.5 ? `/type/edition\t${editionKey(index)}\t1\t${LAST_MODIFIED}\t{"title": "${title}", "publishers": [\n` : `/type/edition\t${editionKey(index)}\t1\t{"title": "x"}\n`;
+    return random.next() < 0.5
+      ? `/type/edition\t${editionKey(index)}\t1\t${LAST_MODIFIED}\t{"title": "${title}", "publishers": [\n`
+      : `/type/edition\t${editionKey(index)}\t1\t{"title": "x"}\n`;
   }
   const json: Record<string, unknown> = { title, works: [{ key: referenceKey(random, work, workCount, 'works', workKey) }] };
   if (random.next() < 0.02) delete json.works;
@@ -352,7 +467,8 @@ function editionLine(random: Random, titles: Titles, index: number, authorCount:
     const isbn10 = isbn10FromBody(hash32(seed, 20_000_000 + index) % 1_000_000_000);
     const defect = random.next();
     if (defect < 0.03) json.isbn_10 = [`${isbn10.slice(0, 1)}-${isbn10.slice(1, 4)}-${isbn10.slice(4, 9)}-${isbn10.slice(9)}`];
-    else if (defect < 0.04) json.isbn_10 = [`${isbn10.slice(0, 9)}${isbn10[9] === '0' ? '1' : '0'}`]; // a wrong check digit
+    else if (defect < 0.04)
+      json.isbn_10 = [`${isbn10.slice(0, 9)}${isbn10[9] === '0' ? '1' : '0'}`]; // a wrong check digit
     else if (defect < 0.6) json.isbn_13 = [isbn10To13(isbn10)];
     else {
       json.isbn_10 = [isbn10];
@@ -362,7 +478,16 @@ function editionLine(random: Random, titles: Titles, index: number, authorCount:
   json.publishers = [random.pick(PUBLISHERS)];
   const year = 1900 + Math.floor(125 * random.next() ** 0.4);
   const dateStyle = random.next();
-  json.publish_date = dateStyle < 0.6 ? String(year) : dateStyle < 0.8 ? `${random.pick(MONTHS)} ${1 + random.below(28)}, ${year}` : dateStyle < 0.9 ? `c${year}` : dateStyle < 0.95 ? `[${year}?]` : 'n.d.';
+  json.publish_date =
+    dateStyle < 0.6
+      ? String(year)
+      : dateStyle < 0.8
+        ? `${random.pick(MONTHS)} ${1 + random.below(28)}, ${year}`
+        : dateStyle < 0.9
+          ? `c${year}`
+          : dateStyle < 0.95
+            ? `[${year}?]`
+            : 'n.d.';
   if (random.next() < 0.6) json.number_of_pages = 40 + random.below(900);
   if (random.next() < 0.8) json.languages = [{ key: `/languages/${language}` }];
   if (random.next() < 0.5) json.physical_format = random.pick(FORMATS);
@@ -380,7 +505,8 @@ function editionLine(random: Random, titles: Titles, index: number, authorCount:
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = 'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] [--famous FILE] [--changed FRACTION] --out DIR';
+const USAGE =
+  'usage: node --import tsx scripts/dev/generate-openlibrary.ts --editions N [--seed S] [--famous FILE] [--changed FRACTION] --out DIR';
 
 /** "title<TAB>author" lines, most famous first. */
 export async function readFamous(path: string): Promise<FamousBook[]> {
@@ -394,12 +520,24 @@ export async function readFamous(path: string): Promise<FamousBook[]> {
 function integerOption(name: string, text: string | undefined, fallback?: number): number {
   if (text === undefined && fallback !== undefined) return fallback;
   const value = Number(text);
-  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) throw new Error(`--${name} must be an integer\n${USAGE}`);
+  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value))
+    throw new Error(`--${name} must be an integer\n${USAGE}`);
   return value;
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { editions: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, famous: { type: 'string' }, changed: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      editions: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      famous: { type: 'string' },
+      changed: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -407,7 +545,10 @@ async function main(argv: string[]): Promise<void> {
   if (values.out === undefined) throw new Error(`--out is required\n${USAGE}`);
   const famous = values.famous === undefined ? [] : await readFamous(values.famous);
   const changed = values.changed === undefined ? undefined : Number(values.changed);
-  const summary = await generateOpenLibrary({ editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous, changed }, values.out);
+  const summary = await generateOpenLibrary(
+    { editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous, changed },
+    values.out,
+  );
   for (const kind of KINDS) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);
 }
 

@@ -61,7 +61,8 @@ function variantOf(name: string): { name: string; variant: Variant } {
   const u = random.next();
   const words = name.split(' ');
   if (u < 0.1 && words.length >= 2) return { name: `${words.at(-1)}, ${words.slice(0, -1).join(' ')}`, variant: 'surname first' };
-  if (u < 0.2 && words.length >= 3 && /^\p{L}\.$/u.test(words[1]!)) return { name: [words[0], ...words.slice(2)].join(' '), variant: 'middle initial dropped' };
+  if (u < 0.2 && words.length >= 3 && /^\p{L}\.$/u.test(words[1]!))
+    return { name: [words[0], ...words.slice(2)].join(' '), variant: 'middle initial dropped' };
   if (u < 0.25) return { name: name.toUpperCase(), variant: 'capitals' };
   if (u < 0.3 && /[^\p{ASCII}]/u.test(name)) return { name: name.normalize('NFD').replace(/\p{M}/gu, ''), variant: 'no diacritics' };
   return { name, variant: 'as written' };
@@ -83,7 +84,8 @@ async function design(count: number): Promise<Design> {
   let next = 0;
   const key = (kind: 'A' | 'W' | 'M') => `OL${KEY_BASE + next++}${kind}`;
   const isbn = () => isbn10To13(isbn10FromBody(ISBN_BODY_BASE + next++));
-  const line = (type: string, path: string, json: object) => `/type/${type}\t${path}\t1\t2024-06-01T08:15:00.000000\t${JSON.stringify({ ...json, key: path, revision: 1, type: { key: `/type/${type}` } })}`;
+  const line = (type: string, path: string, json: object) =>
+    `/type/${type}\t${path}\t1\t2024-06-01T08:15:00.000000\t${JSON.stringify({ ...json, key: path, revision: 1, type: { key: `/type/${type}` } })}`;
   const out: Design = { lines: [], same: new Map(), traps: new Map(), variants: new Map() };
   const authorOf = (name: string): string => {
     const known = out.same.get(name);
@@ -104,9 +106,21 @@ async function design(count: number): Promise<Design> {
   };
   const work = (title: string, authorKey: string, isbns: string[]) => {
     const workKey = key('W');
-    out.lines.push(line('work', `/works/${workKey}`, { title, authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }] }));
+    out.lines.push(
+      line('work', `/works/${workKey}`, {
+        title,
+        authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }],
+      }),
+    );
     for (const isbn13 of isbns) {
-      out.lines.push(line('edition', `/books/${key('M')}`, { title, isbn_13: [isbn13], works: [{ key: `/works/${workKey}` }], authors: [{ key: `/authors/${authorKey}` }] }));
+      out.lines.push(
+        line('edition', `/books/${key('M')}`, {
+          title,
+          isbn_13: [isbn13],
+          works: [{ key: `/works/${workKey}` }],
+          authors: [{ key: `/authors/${authorKey}` }],
+        }),
+      );
     }
   };
   for (const index of chosen) {
@@ -144,7 +158,11 @@ async function main(): Promise<void> {
     await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log: quiet });
     stage('goodbooks and Book-Crossing imported');
     const sample = ['authors', 'works', 'editions'].map((kind) => projectPath('data', 'openlibrary', `ol_dump_${kind}_sample.txt`));
-    await importOpenLibrary([...sample, files.authors, files.works, files.editions, join(scratch, 'ol_dump_shared.txt')], { db, cache: null, log: quiet }, { progress: false });
+    await importOpenLibrary(
+      [...sample, files.authors, files.works, files.editions, join(scratch, 'ol_dump_shared.txt')],
+      { db, cache: null, log: quiet },
+      { progress: false },
+    );
     await db.query('analyze');
     stage('Open Library imported');
 
@@ -159,7 +177,8 @@ async function main(): Promise<void> {
 
     // The design: each goodbooks author with Open Library's record of them, and the traps.
     const survivorOf = async (where: string, value: string): Promise<string | null> =>
-      (await db.query<{ id: string }>(`select coalesce(merged_into, id) as id from authors where ${where} = $1`, [value])).rows[0]?.id ?? null;
+      (await db.query<{ id: string }>(`select coalesce(merged_into, id) as id from authors where ${where} = $1`, [value])).rows[0]?.id ??
+      null;
     let left = 0;
     const leftExamples: string[] = [];
     for (const [goodbooksName, olKey] of designed.same) {
@@ -182,14 +201,25 @@ async function main(): Promise<void> {
     const possible = pairs.flatMap((pair) => {
       const [a, b] = [records.get(pair.a)!, records.get(pair.b)!];
       if (surname(a) !== surname(b)) return [];
-      const why = a.openLibrary && b.openLibrary ? 'both Open Library' : a.names.some((x) => b.names.some((y) => sameAuthorNames(x, y))) ? 'tied to two Open Library records' : 'names not one person';
+      const why =
+        a.openLibrary && b.openLibrary
+          ? 'both Open Library'
+          : a.names.some((x) => b.names.some((y) => sameAuthorNames(x, y)))
+            ? 'tied to two Open Library records'
+            : 'names not one person';
       return [{ a: a.names[0]!, b: b.names[0]!, why }];
     });
     const byWhy = new Map<string, number>();
     for (const pair of possible) byWhy.set(pair.why, (byWhy.get(pair.why) ?? 0) + 1);
 
     // A random sample of the merges made, for a human to check.
-    const { rows: merges } = await db.query<{ from_name: string; from_key: string; into_name: string; into_key: string; title: string | null }>(
+    const { rows: merges } = await db.query<{
+      from_name: string;
+      from_key: string;
+      into_name: string;
+      into_key: string;
+      title: string | null;
+    }>(
       `select f.name as from_name, f.name_key as from_key, i.name as into_name, i.name_key as into_key,
               (select b.title from book_authors ba join books b on b.id = ba.book_id where ba.author_id = i.id and b.merged_into is null order by b.popularity desc, b.id limit 1) as title
          from changes c join authors f on f.id = c.entity_id join authors i on i.id = c.survivor_id
@@ -197,22 +227,36 @@ async function main(): Promise<void> {
     );
     // Merges between records of goodbooks and Book-Crossing come from the real files alone: sampled apart.
     const source = (nameKey: string) => (nameKey.startsWith('ol:') ? 'Open Library' : 'by name');
-    const samples = [merges.filter((merge) => merge.into_key.startsWith('ol:')), merges.filter((merge) => !merge.into_key.startsWith('ol:'))].map((pool) => {
+    const samples = [
+      merges.filter((merge) => merge.into_key.startsWith('ol:')),
+      merges.filter((merge) => !merge.into_key.startsWith('ol:')),
+    ].map((pool) => {
       const picked = new Set<number>();
       while (picked.size < Math.min(Number(options.sample), pool.length)) picked.add(random.below(pool.length));
       return { pool, picked: [...picked].sort((x, y) => x - y).map((index) => pool[index]!) };
     });
 
-    console.log(`seed ${seed}: ${designed.same.size} goodbooks authors given an Open Library record (${[...designed.variants].map(([variant, n]) => `${n} ${variant}`).join(', ')}), ${designed.traps.size} traps`);
-    console.log(`live authors: ${authorsBefore} before, ${authorsBefore - outcome.authors} after; ${outcome.authors} author merges, ${outcome.works} work merges in ${resolveSeconds.toFixed(1)} s; a second run: ${again.authors} + ${again.works}`);
-    console.log(`designed duplicates left unmerged: ${left} of ${designed.same.size}${leftExamples.length ? ` (${leftExamples.join('; ')})` : ''}`);
+    console.log(
+      `seed ${seed}: ${designed.same.size} goodbooks authors given an Open Library record (${[...designed.variants].map(([variant, n]) => `${n} ${variant}`).join(', ')}), ${designed.traps.size} traps`,
+    );
+    console.log(
+      `live authors: ${authorsBefore} before, ${authorsBefore - outcome.authors} after; ${outcome.authors} author merges, ${outcome.works} work merges in ${resolveSeconds.toFixed(1)} s; a second run: ${again.authors} + ${again.works}`,
+    );
+    console.log(
+      `designed duplicates left unmerged: ${left} of ${designed.same.size}${leftExamples.length ? ` (${leftExamples.join('; ')})` : ''}`,
+    );
     console.log(`traps merged (wrong by construction): ${trapsMerged} of ${designed.traps.size}`);
-    console.log(`live records still sharing a work and a surname: ${possible.length} (${[...byWhy].map(([why, n]) => `${n} ${why}`).join(', ')})`);
+    console.log(
+      `live records still sharing a work and a surname: ${possible.length} (${[...byWhy].map(([why, n]) => `${n} ${why}`).join(', ')})`,
+    );
     for (const pair of possible.slice(0, 15)) console.log(`  ${pair.a} | ${pair.b} (${pair.why})`);
     for (const [index, what] of ['into an Open Library record', 'between records named by goodbooks and Book-Crossing'].entries()) {
       const { pool, picked } = samples[index]!;
       console.log(`sample of ${picked.length} of ${pool.length} author merges ${what} (from -> into: a book of the survivor):`);
-      for (const merge of picked) console.log(`  ${merge.from_name} [${source(merge.from_key)}] -> ${merge.into_name} [${source(merge.into_key)}]: ${merge.title ?? ''}`);
+      for (const merge of picked)
+        console.log(
+          `  ${merge.from_name} [${source(merge.from_key)}] -> ${merge.into_name} [${source(merge.into_key)}]: ${merge.title ?? ''}`,
+        );
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -91,7 +91,13 @@ function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: numbe
   const all = [...goodbooksRows, ...bxRows];
   // Surnames spelt differently ("Dostoevsky", "Dostoyevsky") share their first three letters.
   const bySurname = new Map<string, SourceBook[]>();
-  const surname = (name: string) => (authorKey(name).split(' ').filter((word) => !isGenerationWord(word)).at(-1) ?? '').slice(0, 3);
+  const surname = (name: string) =>
+    (
+      authorKey(name)
+        .split(' ')
+        .filter((word) => !isGenerationWord(word))
+        .at(-1) ?? ''
+    ).slice(0, 3);
   for (const row of all) {
     for (const name of row.authors) bySurname.set(surname(name), [...(bySurname.get(surname(name)) ?? []), row]);
   }
@@ -102,9 +108,16 @@ function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: numbe
     return (bySurname.get(surname(author)) ?? []).every((other) => {
       if (other === row) return true;
       // The title a goodbooks work is known by counts too ("La casa de los espíritus" is The House of the Spirits).
-      const title = Math.max(titleSimilarity(row.rawTitle, asBook(other)), other.originalTitle === null ? 0 : titleSimilarity(row.rawTitle, { title: other.originalTitle, subtitle: null }));
+      const title = Math.max(
+        titleSimilarity(row.rawTitle, asBook(other)),
+        other.originalTitle === null ? 0 : titleSimilarity(row.rawTitle, { title: other.originalTitle, subtitle: null }),
+      );
       // Nearly the same title by the same surname is the same book under other given names ("Choderlos De Laclos").
-      return title < 0.6 || (title < 0.9 && authorSimilarity(author, other.authors) < 0.5) || (title >= 0.9 && authorSimilarity(author, other.authors) === 0);
+      return (
+        title < 0.6 ||
+        (title < 0.9 && authorSimilarity(author, other.authors) < 0.5) ||
+        (title >= 0.9 && authorSimilarity(author, other.authors) === 0)
+      );
     });
   });
   return shuffled(eligible).slice(0, count);
@@ -113,7 +126,18 @@ function holdOut(goodbooksRows: SourceBook[], bxRows: SourceBook[], count: numbe
 // ------------------------------------------------------------------------------------------------
 // Noise
 
-type Noise = 'series' | 'subtitle' | 'article' | 'punctuation' | 'case' | 'diacritics' | 'typo' | 'initials' | 'surname_first' | 'contributor' | 'no_author';
+type Noise =
+  | 'series'
+  | 'subtitle'
+  | 'article'
+  | 'punctuation'
+  | 'case'
+  | 'diacritics'
+  | 'typo'
+  | 'initials'
+  | 'surname_first'
+  | 'contributor'
+  | 'no_author';
 
 type FindableKind = 'noisy' | 'original_title' | 'edition_title' | 'surname_typos' | 'title_typos_surname' | 'shared_opening';
 type AbsentKind = 'held_out' | 'made_up' | 'known_author' | 'other_ending';
@@ -145,11 +169,25 @@ function typo(text: string): string {
 }
 
 const ARTICLE = /^(the|a|an)\s+/iu;
-const CONTRIBUTORS = ['Mary GrandPré', 'Gregory Rabassa', 'Quentin Blake', 'Edith Grossman', 'Jim Kay', 'Richard Pevear', 'Larissa Volokhonsky', 'Maurice Sendak'];
+const CONTRIBUTORS = [
+  'Mary GrandPré',
+  'Gregory Rabassa',
+  'Quentin Blake',
+  'Edith Grossman',
+  'Jim Kay',
+  'Richard Pevear',
+  'Larissa Volokhonsky',
+  'Maurice Sendak',
+];
 
 /** "Joanne Kathleen Rowling" → given names and surname; a generation ("Kurt Vonnegut Jr.") is neither. */
 function nameParts(name: string): { given: string[]; surname: string } {
-  const words = name.replace(/\./g, '. ').replace(/\s+/g, ' ').trim().split(' ').filter((word, index) => index === 0 || !isGenerationWord(word));
+  const words = name
+    .replace(/\./g, '. ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter((word, index) => index === 0 || !isGenerationWord(word));
   return { given: words.slice(0, -1), surname: words.at(-1) ?? '' };
 }
 
@@ -171,7 +209,11 @@ function applyNoise(book: SourceBook, kinds: Noise[]): Query {
         title = ARTICLE.test(title) ? title.replace(ARTICLE, '') : `The ${title}`;
         break;
       case 'punctuation':
-        title = title.replace(/&/g, 'and').replace(/[^\p{L}\p{N}\s]/gu, '').replace(/\s+/g, ' ').trim();
+        title = title
+          .replace(/&/g, 'and')
+          .replace(/[^\p{L}\p{N}\s]/gu, '')
+          .replace(/\s+/g, ' ')
+          .trim();
         break;
       case 'case':
         title = chance(0.5) ? title.toUpperCase() : title.toLowerCase();
@@ -234,14 +276,53 @@ function noisyQuery(book: SourceBook): Query {
   // Initials, then surname first, then another contributor: each rewrites the name the one before left.
   const order: Noise[] = ['initials', 'surname_first', 'contributor'];
   kinds.sort((a, b) => order.indexOf(a) - order.indexOf(b));
-  if (kinds.includes('no_author')) return applyNoise(book, kinds.filter((kind) => !['initials', 'surname_first', 'contributor'].includes(kind)));
+  if (kinds.includes('no_author'))
+    return applyNoise(
+      book,
+      kinds.filter((kind) => !['initials', 'surname_first', 'contributor'].includes(kind)),
+    );
   return applyNoise(book, kinds);
 }
 
 // Made-up books: words that make plausible titles and names nobody has.
-const ADJECTIVES = ['Silent', 'Copper', 'Hollow', 'Crimson', 'Forgotten', 'Gilded', 'Drowned', 'Quiet', 'Burning', 'Paper', 'Northern', 'Glass'];
-const NOUNS = ['Lanterns', 'Orchard', 'Cartographer', 'Harbour', 'Meridian', 'Tide', 'Archive', 'Foundry', 'Lighthouse', 'Vineyard', 'Almanac', 'Heron'];
-const PLACES = ['Vellmar', 'Ostrava Fields', 'the Tamsin Coast', 'Karrow Bay', 'Hessle Moor', 'Brindlemere', 'Old Quarry Road', 'Saint Aubrey'];
+const ADJECTIVES = [
+  'Silent',
+  'Copper',
+  'Hollow',
+  'Crimson',
+  'Forgotten',
+  'Gilded',
+  'Drowned',
+  'Quiet',
+  'Burning',
+  'Paper',
+  'Northern',
+  'Glass',
+];
+const NOUNS = [
+  'Lanterns',
+  'Orchard',
+  'Cartographer',
+  'Harbour',
+  'Meridian',
+  'Tide',
+  'Archive',
+  'Foundry',
+  'Lighthouse',
+  'Vineyard',
+  'Almanac',
+  'Heron',
+];
+const PLACES = [
+  'Vellmar',
+  'Ostrava Fields',
+  'the Tamsin Coast',
+  'Karrow Bay',
+  'Hessle Moor',
+  'Brindlemere',
+  'Old Quarry Road',
+  'Saint Aubrey',
+];
 const FIRST = ['Mirela', 'Tobias', 'Ingrid', 'Caspian', 'Odile', 'Henrik', 'Perpetua', 'Lucan', 'Wren', 'Isolde'];
 const LAST = ['Odenkirk', 'Vantongeren', 'Blakewell', 'Marchetti-Stone', 'Quillfeather', 'Halvorsen', 'Drummelow', 'Ashgrove'];
 
@@ -271,13 +352,27 @@ function originalTitleQuery(book: SourceBook): Query | null {
 }
 
 const EDITION_LABELS = [
-  'Penguin Classics', 'Signet Classics (Paperback)', "Everyman's Library", 'Vintage International', 'Mass Market Paperback',
-  'Spanish Language Edition', 'Large Print', "Oprah's Book Club", "Ballantine Reader's Circle", 'Book 1', 'Movie Tie-In Edition', 'Hardcover',
+  'Penguin Classics',
+  'Signet Classics (Paperback)',
+  "Everyman's Library",
+  'Vintage International',
+  'Mass Market Paperback',
+  'Spanish Language Edition',
+  'Large Print',
+  "Oprah's Book Club",
+  "Ballantine Reader's Circle",
+  'Book 1',
+  'Movie Tie-In Edition',
+  'Hardcover',
 ];
 
 /** The goodbooks book under the title of another edition: an imprint, format or label in parentheses. */
 function editionTitleQuery(book: SourceBook): Query {
-  return { body: { title: `${splitTitle(book.rawTitle).title} (${pick(EDITION_LABELS)})`, author: book.authors[0]! }, noise: [], kind: 'edition_title' };
+  return {
+    body: { title: `${splitTitle(book.rawTitle).title} (${pick(EDITION_LABELS)})`, author: book.authors[0]! },
+    noise: [],
+    kind: 'edition_title',
+  };
 }
 
 /** Two typos in the surname, title as written. */
@@ -298,7 +393,10 @@ function titleTyposSurnameQuery(book: SourceBook): Query | null {
   return { body: { title: twice, author: surname }, noise: [], kind: 'title_typos_surname' };
 }
 
-const words = (title: string): string[] => titleKey(title).split(' ').filter((word) => word !== '');
+const words = (title: string): string[] =>
+  titleKey(title)
+    .split(' ')
+    .filter((word) => word !== '');
 
 /**
  * Books whose author has another book with the same first two title words and another ending
@@ -357,7 +455,12 @@ async function main(): Promise<void> {
     const lines: string[] = ['ISBN,Book-Title,Book-Author,Year-Of-Publication,Book-Publisher'];
     const quote = (text: string) => `"${text.replace(/"/g, '""')}"`;
     for await (const { record, line } of csvRows(BX_BOOKS, () => undefined)) {
-      if (!heldOutLines.has(line)) lines.push([record.ISBN, record['Book-Title'], record['Book-Author'], record['Year-Of-Publication'], record['Book-Publisher']].map((field) => quote(field ?? '')).join(','));
+      if (!heldOutLines.has(line))
+        lines.push(
+          [record.ISBN, record['Book-Title'], record['Book-Author'], record['Year-Of-Publication'], record['Book-Publisher']]
+            .map((field) => quote(field ?? ''))
+            .join(','),
+        );
     }
     await writeFile(kept, lines.join('\n') + '\n');
     await importCatalogue(bookCrossing, kept, { db, cache: null, log: quiet });
@@ -365,8 +468,14 @@ async function main(): Promise<void> {
   const { services } = world;
   try {
     // The held-out set depends on the seed, --absent and the similarity code: a catalogue built for another one holds some of its books.
-    const present = await booksByIsbn13(services.db, heldOut.flatMap((book) => book.isbn13 ?? []));
-    if (present.size > 0) throw new Error(`${present.size} held-out books are in the catalogue, which was built for another held-out set: run again with --fresh`);
+    const present = await booksByIsbn13(
+      services.db,
+      heldOut.flatMap((book) => book.isbn13 ?? []),
+    );
+    if (present.size > 0)
+      throw new Error(
+        `${present.size} held-out books are in the catalogue, which was built for another held-out set: run again with --fresh`,
+      );
     const half = Math.floor(Number(options.findable) / 2);
     const findableBooks = [
       ...shuffled(goodbooksRows.filter((row) => row.isbn13 !== null)).slice(0, half),
@@ -402,7 +511,11 @@ async function main(): Promise<void> {
       ['edition_title', editionTitleQuery],
       ['surname_typos', surnameTyposQuery],
     ];
-    const addFindable = async (kind: FindableKind, books: readonly SourceBook[], make: (book: SourceBook) => Query | null): Promise<void> => {
+    const addFindable = async (
+      kind: FindableKind,
+      books: readonly SourceBook[],
+      make: (book: SourceBook) => Query | null,
+    ): Promise<void> => {
       let made = 0;
       for (const book of books) {
         if (made >= perKind) break;
@@ -426,7 +539,8 @@ async function main(): Promise<void> {
     ];
     for (const [kind, books, make] of laterMakers) await addFindable(kind, books, make);
     const byAuthor = new Map<string, SourceBook[]>();
-    for (const row of [...goodbooksRows, ...bxRows]) for (const name of row.authors.slice(0, 1)) byAuthor.set(authorKey(name), [...(byAuthor.get(authorKey(name)) ?? []), row]);
+    for (const row of [...goodbooksRows, ...bxRows])
+      for (const name of row.authors.slice(0, 1)) byAuthor.set(authorKey(name), [...(byAuthor.get(authorKey(name)) ?? []), row]);
     let otherEndings = 0;
     for (const book of shuffled(goodbooksWithIsbn)) {
       if (otherEndings >= perKind) break;
@@ -436,35 +550,57 @@ async function main(): Promise<void> {
       otherEndings += 1;
     }
 
-    const keptAuthors = new Set([...goodbooksRows, ...bxRows.filter((row) => !heldOutLines.has(row.line))].flatMap((row) => row.authors.map(authorKey)));
+    const keptAuthors = new Set(
+      [...goodbooksRows, ...bxRows.filter((row) => !heldOutLines.has(row.line))].flatMap((row) => row.authors.map(authorKey)),
+    );
     const absentKind = (outcome: Outcome): string =>
-      outcome.query.kind !== 'held_out' ? outcome.query.kind : keptAuthors.has(authorKey(heldOut[absent.indexOf(outcome)]?.authors[0] ?? '')) ? 'held_out, known author' : 'held_out, unknown author';
+      outcome.query.kind !== 'held_out'
+        ? outcome.query.kind
+        : keptAuthors.has(authorKey(heldOut[absent.indexOf(outcome)]?.authors[0] ?? ''))
+          ? 'held_out, known author'
+          : 'held_out, unknown author';
 
     const right = (outcome: Outcome) => outcome.result.match !== null && outcome.result.match.work_id === outcome.expected!.work_id;
-    const rightOrTwin = (outcome: Outcome) => right(outcome) || (outcome.result.match !== null && likelySameWork(outcome.expected!, outcome.result.match));
+    const rightOrTwin = (outcome: Outcome) =>
+      right(outcome) || (outcome.result.match !== null && likelySameWork(outcome.expected!, outcome.result.match));
     const firstCandidateRight = (outcome: Outcome) => outcome.result.candidates[0]?.book.work_id === outcome.expected!.work_id;
     const misses = findable.filter((outcome) => !right(outcome));
     const falseMatches = absent.filter((outcome) => outcome.result.match !== null);
     const latencies = [...findable, ...absent].map((outcome) => outcome.ms);
 
     console.log(`match evaluation (seed ${options.seed}, threshold ${MATCH_THRESHOLD})`);
-    console.log(`findable: ${findable.length} records; right match ${pct(findable.length - misses.length, findable.length)} (target >= 98%)`);
+    console.log(
+      `findable: ${findable.length} records; right match ${pct(findable.length - misses.length, findable.length)} (target >= 98%)`,
+    );
     for (const kind of ['noisy', 'original_title', 'edition_title', 'surname_typos', 'title_typos_surname', 'shared_opening']) {
       const ofKind = findable.filter((outcome) => outcome.query.kind === kind);
       console.log(`  ${kind.padEnd(26)} ${pct(ofKind.filter(right).length, ofKind.length).padStart(6)} right of ${ofKind.length}`);
     }
-    console.log(`          right or a twin work of the same title and author ${pct(findable.filter(rightOrTwin).length, findable.length)}; right first candidate, threshold aside ${pct(findable.filter(firstCandidateRight).length, findable.length)}`);
+    console.log(
+      `          right or a twin work of the same title and author ${pct(findable.filter(rightOrTwin).length, findable.length)}; right first candidate, threshold aside ${pct(findable.filter(firstCandidateRight).length, findable.length)}`,
+    );
     console.log(`absent:   ${absent.length} records; matched anyway ${pct(falseMatches.length, absent.length)} (target <= 1%)`);
     for (const kind of ['held_out, known author', 'held_out, unknown author', 'made_up', 'known_author', 'other_ending']) {
       const ofKind = absent.filter((outcome) => absentKind(outcome) === kind);
-      console.log(`  ${kind.padEnd(26)} ${pct(ofKind.filter((outcome) => outcome.result.match !== null).length, ofKind.length).padStart(6)} matched of ${ofKind.length}`);
+      console.log(
+        `  ${kind.padEnd(26)} ${pct(ofKind.filter((outcome) => outcome.result.match !== null).length, ofKind.length).padStart(6)} matched of ${ofKind.length}`,
+      );
     }
-    console.log(`latency:  p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`);
+    console.log(
+      `latency:  p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`,
+    );
     console.log('calibration (matches with a confidence in the band: how many are right):');
     const matched = [...findable, ...absent].filter((outcome) => outcome.result.match !== null);
-    for (const [low, high] of [[MATCH_THRESHOLD, 0.8], [0.8, 0.9], [0.9, 0.95], [0.95, 1.01]] as const) {
+    for (const [low, high] of [
+      [MATCH_THRESHOLD, 0.8],
+      [0.8, 0.9],
+      [0.9, 0.95],
+      [0.95, 1.01],
+    ] as const) {
       const inBand = matched.filter((outcome) => outcome.result.confidence >= low && outcome.result.confidence < high);
-      console.log(`  [${low.toFixed(2)}, ${Math.min(high, 1).toFixed(2)}${high > 1 ? ']' : ')'}  ${pct(inBand.filter((outcome) => outcome.expected !== null && right(outcome)).length, inBand.length).padStart(6)} right of ${inBand.length}`);
+      console.log(
+        `  [${low.toFixed(2)}, ${Math.min(high, 1).toFixed(2)}${high > 1 ? ']' : ')'}  ${pct(inBand.filter((outcome) => outcome.expected !== null && right(outcome)).length, inBand.length).padStart(6)} right of ${inBand.length}`,
+      );
     }
     console.log('threshold sweep (findable right / absent matched, had the threshold been):');
     for (const threshold of [0.6, 0.65, 0.7, 0.72, 0.75, 0.78, 0.8, 0.85]) {

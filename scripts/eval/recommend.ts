@@ -90,7 +90,8 @@ function holdOut(ratings: Rating[]): Map<number, Rating> {
 }
 
 const GATHERINGS = new Set(['boxset', 'omnibus']);
-const credit = (book: BookRecord) => `${book.title} / ${book.authors.map((author) => author.name).join(', ')} (${book.kind}${book.series ? `, ${book.series} #${book.series_number ?? '?'}` : ''})`;
+const credit = (book: BookRecord) =>
+  `${book.title} / ${book.authors.map((author) => author.name).join(', ')} (${book.kind}${book.series ? `, ${book.series} #${book.series_number ?? '?'}` : ''})`;
 
 /** The evaluation's own judgement of a recommendation that hands the reader the seed again: its work, a twin, or a set that holds it or may. */
 function isOrHoldsSeed(seed: BookRecord, book: BookRecord): boolean {
@@ -118,7 +119,9 @@ async function main(): Promise<void> {
   const { services } = world;
   try {
     const books = await booksByIsbn13(services.db, [...new Set(ratings.map((rating) => rating.isbn13))]);
-    const { rows: workRows } = await services.db.query<{ id: string; work_id: string }>('select id, work_id from books where merged_into is null');
+    const { rows: workRows } = await services.db.query<{ id: string; work_id: string }>(
+      'select id, work_id from books where merged_into is null',
+    );
     const workOf = new Map(workRows.map((row) => [row.id, row.work_id]));
     // The baseline: the works most liked in the training ratings.
     const { rows: likes } = await services.db.query<{ work_id: string; likes: number }>(
@@ -130,7 +133,10 @@ async function main(): Promise<void> {
     const trainingByUser = new Map<number, Rating[]>();
     for (const rating of training) trainingByUser.set(rating.user, [...(trainingByUser.get(rating.user) ?? []), rating]);
     const readers = [...heldOut.keys()].sort((a, b) => a - b);
-    const sample = readers.map((user) => ({ user, order: random() })).sort((a, b) => a.order - b.order).slice(0, Number(options.readers));
+    const sample = readers
+      .map((user) => ({ user, order: random() }))
+      .sort((a, b) => a.order - b.order)
+      .slice(0, Number(options.readers));
 
     /** Recommendations from one book, as works the reader has not rated, best first; counts those that are or contain the seed's work. */
     const recommendedWorks = async (seed: string, seen: Set<string>): Promise<string[]> => {
@@ -176,7 +182,10 @@ async function main(): Promise<void> {
         if (index === 0 && works.slice(0, AT).includes(targetWork)) singleHits += 1;
         works.forEach((work, rank) => fused.set(work, (fused.get(work) ?? 0) + 1 / (FUSION_K + rank)));
       }
-      const recommended = [...fused.entries()].sort((a, b) => b[1] - a[1]).map(([work]) => work).slice(0, AT);
+      const recommended = [...fused.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([work]) => work)
+        .slice(0, AT);
       if (recommended.includes(targetWork)) fusedHits += 1;
       const baseline = popularWorks.filter((work) => !seen.has(work)).slice(0, AT);
       if (baseline.includes(targetWork)) popularHits += 1;
@@ -186,10 +195,18 @@ async function main(): Promise<void> {
     const ratio = (hits: number) => `${(hits / Math.max(popularHits, 1)).toFixed(2)}x`;
     console.log(`recommendation evaluation (seed ${options.seed}): ${asked} readers, one liked book held out each`);
     console.log(`hit rate @${AT}, most liked books (baseline):          ${rate(popularHits)}`);
-    console.log(`hit rate @${AT}, recommendations of the reader's ${options.seeds} best-rated books, fused: ${rate(fusedHits)}  ${ratio(fusedHits)} the baseline (target >= 2x)`);
-    console.log(`hit rate @${AT}, recommendations of their best-rated book alone:   ${rate(singleHits)}  ${ratio(singleHits)} the baseline`);
-    console.log(`recommendations (first ${AT} of each list) that are the seed's work, a likely twin of it, or a boxset or omnibus of its series or author: ${violations} of ${checked} (target 0)`);
-    console.log(`latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, limit 50)`);
+    console.log(
+      `hit rate @${AT}, recommendations of the reader's ${options.seeds} best-rated books, fused: ${rate(fusedHits)}  ${ratio(fusedHits)} the baseline (target >= 2x)`,
+    );
+    console.log(
+      `hit rate @${AT}, recommendations of their best-rated book alone:   ${rate(singleHits)}  ${ratio(singleHits)} the baseline`,
+    );
+    console.log(
+      `recommendations (first ${AT} of each list) that are the seed's work, a likely twin of it, or a boxset or omnibus of its series or author: ${violations} of ${checked} (target 0)`,
+    );
+    console.log(
+      `latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, limit 50)`,
+    );
   } finally {
     await world.close();
   }

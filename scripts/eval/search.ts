@@ -79,18 +79,27 @@ interface Known {
 // A reader looking for one book does not mean a set of them or a book about them. The evaluation's own
 // judgement, kept apart from the service's: a range of volumes, or such a word in the title (the
 // book's own, not its series': "Homeland (The Dark Elf Trilogy #1)" is one book).
-const NOT_ONE_BOOK = /\b(box(ed)?\s*sets?|boxset|collection|omnibus|trilogy|complete|books\s+\d|companion|guide|screenplay|coloring|page to screen|illustrated edition|set)\b/iu;
+const NOT_ONE_BOOK =
+  /\b(box(ed)?\s*sets?|boxset|collection|omnibus|trilogy|complete|books\s+\d|companion|guide|screenplay|coloring|page to screen|illustrated edition|set)\b/iu;
 const isOneBook = (known: Known): boolean => !NOT_ONE_BOOK.test(known.title) && !/[-–,]/u.test(known.seriesNumber ?? '');
 
 const surnameOf = (name: string): string => authorKey(name).split(' ').at(-1) ?? '';
 
 function known(row: SourceBook): Known {
   const parts = splitTitle(row.rawTitle);
-  return { row, title: parts.title, key: titleKey(parts.title), series: parts.series, seriesNumber: parts.seriesNumber, surnames: row.authors.map(surnameOf) };
+  return {
+    row,
+    title: parts.title,
+    key: titleKey(parts.title),
+    series: parts.series,
+    seriesNumber: parts.seriesNumber,
+    surnames: row.authors.map(surnameOf),
+  };
 }
 
 /** The most-read of the books that fit, or null. */
-const mostRead = (books: readonly Known[]): Known | null => books.reduce<Known | null>((best, book) => (best === null || book.row.readers > best.row.readers ? book : best), null);
+const mostRead = (books: readonly Known[]): Known | null =>
+  books.reduce<Known | null>((best, book) => (best === null || book.row.readers > best.row.readers ? book : best), null);
 
 interface Query {
   kind: Kind;
@@ -132,7 +141,10 @@ function queriesOf(
 function generate(rows: readonly SourceBook[], perKind: number): Query[] {
   const books = rows.map(known).filter((book) => book.key !== '' && book.row.authors.length > 0);
   const single = books.filter(isOneBook);
-  const titleWords = (book: Known) => titleKey(contentWords(book.title)).split(' ').filter((word) => word.length >= 3);
+  const titleWords = (book: Known) =>
+    titleKey(contentWords(book.title))
+      .split(' ')
+      .filter((word) => word.length >= 3);
   return [
     ...queriesOf('title', single, perKind, (book) => ({ q: book.title, fits: (other) => other.key === book.key })),
     ...queriesOf('title_author', single, perKind, (book) => {
@@ -183,7 +195,8 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
     for (let j = i + 1; j < results.length; j++) {
       const [a, b] = [results[i]!, results[j]!];
       // A boxset, omnibus or companion is a work of its own, never the books it gathers.
-      if (a.work_id !== b.work_id && a.kind === b.kind && numbersIn(a.title) === numbersIn(b.title) && likelySameWork(a, b)) pairs.push([a, b]);
+      if (a.work_id !== b.work_id && a.kind === b.kind && numbersIn(a.title) === numbersIn(b.title) && likelySameWork(a, b))
+        pairs.push([a, b]);
     }
   }
   return pairs;
@@ -191,12 +204,18 @@ function splitPairsIn(results: readonly BookRecord[]): [BookRecord, BookRecord][
 
 /** A generated Open Library catalogue of `editions` editions and its readers, imported, its dumps deleted. */
 async function importDistractors(db: Pool, rows: readonly SourceBook[], editions: number): Promise<void> {
-  const famous = [...rows].sort((a, b) => b.readers - a.readers).map((row) => ({ title: splitTitle(row.rawTitle).title, author: row.authors[0] ?? '' }));
+  const famous = [...rows]
+    .sort((a, b) => b.readers - a.readers)
+    .map((row) => ({ title: splitTitle(row.rawTitle).title, author: row.authors[0] ?? '' }));
   const dir = await mkdtemp(join(tmpdir(), 'bookmeta-eval-ol-'));
   try {
     process.stderr.write(`generating ${editions} Open Library editions in ${dir}...\n`);
     const { files } = await generateOpenLibrary({ editions, seed: 42, famous }, dir);
-    await importOpenLibrary([files.authors, files.works, files.editions, files.readingLog, files.ratings], { db, cache: null, log: createLogger('warn') });
+    await importOpenLibrary([files.authors, files.works, files.editions, files.readingLog, files.ratings], {
+      db,
+      cache: null,
+      log: createLogger('warn'),
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -207,21 +226,34 @@ async function main(): Promise<void> {
   const queries = generate(rows, Number(options['per-kind']));
 
   const distractors = Number(options.distractors);
-  const world = await openEvalWorld(distractors > 0 ? `bookmeta_eval_search_ol${distractors}` : 'bookmeta_eval_search', options.fresh, async (db) => {
-    const log = createLogger('silent');
-    await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log });
-    await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log });
-    if (distractors > 0) await importDistractors(db, rows, distractors);
-    else await deriveWorkPopularity(db); // editions count alike with and without distractors
-  });
+  const world = await openEvalWorld(
+    distractors > 0 ? `bookmeta_eval_search_ol${distractors}` : 'bookmeta_eval_search',
+    options.fresh,
+    async (db) => {
+      const log = createLogger('silent');
+      await importCatalogue(goodbooks, GOODBOOKS, { db, cache: null, log });
+      await importCatalogue(bookCrossing, BX_BOOKS, { db, cache: null, log });
+      if (distractors > 0) await importDistractors(db, rows, distractors);
+      else await deriveWorkPopularity(db); // editions count alike with and without distractors
+    },
+  );
   const { services } = world;
   try {
     const { rows: live } = await services.db.query<{ id: string; isbn_13: string | null; source_key: string | null }>(
       'select id, isbn_13, source_key from books where merged_into is null',
     );
-    const bookOf = new Map(live.flatMap((row) => [...(row.isbn_13 ? [[row.isbn_13, row.id] as const] : []), ...(row.source_key ? [[row.source_key, row.id] as const] : [])]));
+    const bookOf = new Map(
+      live.flatMap((row) => [
+        ...(row.isbn_13 ? [[row.isbn_13, row.id] as const] : []),
+        ...(row.source_key ? [[row.source_key, row.id] as const] : []),
+      ]),
+    );
     const idOf = (row: SourceBook) => bookOf.get(row.isbn13 ?? row.sourceKey ?? '');
-    const expectedIds = [...new Set(queries.flatMap((query) => [query.expected, ...(query.alsoRight ? [query.alsoRight] : [])].flatMap((book) => idOf(book.row) ?? [])))];
+    const expectedIds = [
+      ...new Set(
+        queries.flatMap((query) => [query.expected, ...(query.alsoRight ? [query.alsoRight] : [])].flatMap((book) => idOf(book.row) ?? [])),
+      ),
+    ];
     const expectedBooks = new Map((await booksByIds(services.db, expectedIds)).map((book) => [book.id, book]));
 
     const outcomes: Outcome[] = [];
@@ -238,25 +270,38 @@ async function main(): Promise<void> {
       outcomes.push({ query, expectedBook, rank, results, splitPairs: splitPairsIn(results), ms });
     }
 
-    console.log(`search evaluation (seed ${options.seed}, ${distractors > 0 ? `${distractors} generated Open Library editions beside the real books` : 'no distractors'}): ${outcomes.length} known-item queries, ${AT} results each`);
+    console.log(
+      `search evaluation (seed ${options.seed}, ${distractors > 0 ? `${distractors} generated Open Library editions beside the real books` : 'no distractors'}): ${outcomes.length} known-item queries, ${AT} results each`,
+    );
     console.log('kind           queries  right first  MRR@10  first is the meant book split off its work');
     for (const kind of KINDS) {
       const ofKind = outcomes.filter((outcome) => outcome.query.kind === kind);
       const right = ofKind.filter((outcome) => outcome.rank === 1).length;
       const mrr = ofKind.reduce((sum, outcome) => sum + (outcome.rank === null ? 0 : 1 / outcome.rank), 0) / Math.max(ofKind.length, 1);
-      const twin = ofKind.filter((outcome) => outcome.rank !== 1 && outcome.results[0] !== undefined && likelySameWork(outcome.expectedBook, outcome.results[0])).length;
-      console.log(`${kind.padEnd(14)} ${String(ofKind.length).padStart(7)}  ${pct(right, ofKind.length).padStart(11)}  ${mrr.toFixed(3).padStart(6)}  ${pct(twin, ofKind.length).padStart(6)}`);
+      const twin = ofKind.filter(
+        (outcome) => outcome.rank !== 1 && outcome.results[0] !== undefined && likelySameWork(outcome.expectedBook, outcome.results[0]),
+      ).length;
+      console.log(
+        `${kind.padEnd(14)} ${String(ofKind.length).padStart(7)}  ${pct(right, ofKind.length).padStart(11)}  ${mrr.toFixed(3).padStart(6)}  ${pct(twin, ofKind.length).padStart(6)}`,
+      );
     }
     const all = outcomes.length;
     const mrrAll = outcomes.reduce((sum, outcome) => sum + (outcome.rank === null ? 0 : 1 / outcome.rank), 0) / Math.max(all, 1);
-    console.log(`${'all'.padEnd(14)} ${String(all).padStart(7)}  ${pct(outcomes.filter((outcome) => outcome.rank === 1).length, all).padStart(11)}  ${mrrAll.toFixed(3).padStart(6)}`);
+    console.log(
+      `${'all'.padEnd(14)} ${String(all).padStart(7)}  ${pct(outcomes.filter((outcome) => outcome.rank === 1).length, all).padStart(11)}  ${mrrAll.toFixed(3).padStart(6)}`,
+    );
     const withSplits = outcomes.filter((outcome) => outcome.splitPairs.length > 0);
-    console.log(`split works: ${withSplits.reduce((sum, outcome) => sum + outcome.splitPairs.length, 0)} pairs of results that are one book in two works, in ${withSplits.length} of ${all} top ${AT}s (target 0)`);
+    console.log(
+      `split works: ${withSplits.reduce((sum, outcome) => sum + outcome.splitPairs.length, 0)} pairs of results that are one book in two works, in ${withSplits.length} of ${all} top ${AT}s (target 0)`,
+    );
     const latencies = outcomes.map((outcome) => outcome.ms);
-    console.log(`latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`);
+    console.log(
+      `latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms (in-process service calls, sequential)`,
+    );
 
     if (options.verbose) {
-      const show = (book: BookRecord) => `${book.title}${book.series ? ` (${book.series} #${book.series_number ?? '?'})` : ''} / ${book.authors[0]?.name ?? '?'} [${book.ratings_count}]`;
+      const show = (book: BookRecord) =>
+        `${book.title}${book.series ? ` (${book.series} #${book.series_number ?? '?'})` : ''} / ${book.authors[0]?.name ?? '?'} [${book.ratings_count}]`;
       console.log('\nmisses:');
       for (const outcome of outcomes.filter((outcome) => outcome.rank !== 1)) {
         console.log(`  ${outcome.query.kind} "${outcome.query.q}": meant ${show(outcome.expectedBook)}, rank ${outcome.rank ?? '-'}`);

@@ -73,8 +73,17 @@ export interface BenchServer {
 }
 
 /** Starts a process running `script` (TypeScript through tsx) and waits until `ready` finds its URL in a line of output. */
-export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'stdout' | 'stderr', ready: (line: string) => string | null): Promise<BenchServer> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stream: 'stdout' | 'stderr',
+  ready: (line: string) => string | null,
+): Promise<BenchServer> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env,
+    cwd: projectPath(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   // The other stream is drained unread: a full pipe would stall a process that writes to it.
   child[stream === 'stdout' ? 'stderr' : 'stdout']!.resume();
@@ -87,7 +96,14 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, stream: 'st
       // would load the benchmark's own process, which also generates the load.
       lines.close();
       child[stream]!.resume();
-      resolve({ url, pid: child.pid!, stop: async () => { child.kill('SIGTERM'); await exited; } });
+      resolve({
+        url,
+        pid: child.pid!,
+        stop: async () => {
+          child.kill('SIGTERM');
+          await exited;
+        },
+      });
     });
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)));
   });
@@ -133,7 +149,13 @@ export function benchRedisPrefix(name: string): { prefix: string; drop(): Promis
  * A database holding `count` generated books (seed `seed`), the scale benchmarks' catalogue: reused
  * when a previous run left it, else generated into `workDir` (kept for reruns) and imported.
  */
-export async function generatedCatalogueDatabase(options: { databaseUrl: string; count: number; seed: number; workDir: string; say: (line: string) => void }): Promise<void> {
+export async function generatedCatalogueDatabase(options: {
+  databaseUrl: string;
+  count: number;
+  seed: number;
+  workDir: string;
+  say: (line: string) => void;
+}): Promise<void> {
   const { databaseUrl, count, seed, workDir, say } = options;
   await ensureDatabase(databaseUrl);
   const db = createPool(databaseUrl, 4);
@@ -182,7 +204,11 @@ export async function peakRssKb(pid: number, exited: Promise<unknown>): Promise<
 }
 
 /** Runs a command to its end, as its own process: wall seconds, what it printed on stdout, its peak RSS. stderr passes through. */
-export async function runMeasured(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; seconds: number; peakRssMb: number }> {
+export async function runMeasured(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; seconds: number; peakRssMb: number }> {
   const child = spawn(command, args, { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -18,7 +18,11 @@ export const urlOf = (name: string): string => {
   return url.toString();
 };
 
-export async function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ seconds: number; stdout: string; peakRssMb: number }> {
+export async function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ seconds: number; stdout: string; peakRssMb: number }> {
   const outcome = await runMeasured(command, args, env);
   if (outcome.code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${outcome.code}: ${outcome.stdout}`);
   return outcome;
@@ -54,7 +58,9 @@ export async function copyDatabase(from: string, name: string): Promise<string> 
   return urlOf(name);
 }
 
-export const cli = existsSync(projectPath('dist', 'loader', 'cli.js')) ? [projectPath('dist', 'loader', 'cli.js')] : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
+export const cli = existsSync(projectPath('dist', 'loader', 'cli.js'))
+  ? [projectPath('dist', 'loader', 'cli.js')]
+  : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
 export const loadAverage = async (): Promise<string> => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
 /** The largest private memory (RssAnon) of any PostgreSQL backend of the database, sampled until `done` settles. */
@@ -65,7 +71,10 @@ export async function peakBackendMb(databaseName: string, done: Promise<unknown>
   void done.finally(() => (finished = true));
   try {
     while (!finished) {
-      const { rows } = await pool.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [databaseName]);
+      const { rows } = await pool.query<{ pid: number }>(
+        "select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'",
+        [databaseName],
+      );
       for (const { pid } of rows) {
         const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
         const kb = Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -95,14 +104,34 @@ export interface ImportRun {
 const readCount = (stdout: string): number => [...stdout.matchAll(/: read (\d+) rows/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 
 /** `bookmeta import openlibrary --method METHOD FILES` into the database `name`, in a process of its own, measured. */
-export async function importRun(name: string, method: 'set-based' | 'record-by-record', files: readonly string[], batchSize: string, say: (text: string) => void): Promise<ImportRun> {
+export async function importRun(
+  name: string,
+  method: 'set-based' | 'record-by-record',
+  files: readonly string[],
+  batchSize: string,
+  say: (text: string) => void,
+): Promise<ImportRun> {
   const loadBefore = await loadAverage();
   say(`${method}: importing into ${name} (load ${loadBefore})`);
-  const importing = run(process.execPath, [...cli, 'import', 'openlibrary', '--method', method, '--batch-size', batchSize, ...files], { ...process.env, DATABASE_URL: urlOf(name), LOG_LEVEL: 'warn' });
+  const importing = run(process.execPath, [...cli, 'import', 'openlibrary', '--method', method, '--batch-size', batchSize, ...files], {
+    ...process.env,
+    DATABASE_URL: urlOf(name),
+    LOG_LEVEL: 'warn',
+  });
   const [outcome, backendMb] = await Promise.all([importing, peakBackendMb(name, importing)]);
   const editionLines = /ol_dump_editions\.txt: read (\d+) rows/.exec(outcome.stdout);
   const report = outcome.stdout.split('\n').filter((line) => line.includes(': read '));
-  const result = { method, records: readCount(outcome.stdout), editions: Number(editionLines?.[1] ?? 0), report, seconds: outcome.seconds, peakRssMb: outcome.peakRssMb, backendMb, loadBefore, loadAfter: await loadAverage() };
+  const result = {
+    method,
+    records: readCount(outcome.stdout),
+    editions: Number(editionLines?.[1] ?? 0),
+    report,
+    seconds: outcome.seconds,
+    peakRssMb: outcome.peakRssMb,
+    backendMb,
+    loadBefore,
+    loadAfter: await loadAverage(),
+  };
   say(`${method}: ${result.records} records in ${result.seconds.toFixed(1)} s (load ${result.loadAfter})`);
   return result;
 }

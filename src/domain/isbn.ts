@@ -32,11 +32,7 @@ function isValidIsbn10(candidate: string): boolean {
 }
 
 function isValidIsbn13(candidate: string): boolean {
-  return (
-    ISBN13_SHAPE.test(candidate) &&
-    BOOKLAND_PREFIX.test(candidate) &&
-    isbn13CheckDigit(candidate.slice(0, 12)) === candidate[12]
-  );
+  return ISBN13_SHAPE.test(candidate) && BOOKLAND_PREFIX.test(candidate) && isbn13CheckDigit(candidate.slice(0, 12)) === candidate[12];
 }
 
 /**
@@ -85,8 +81,7 @@ type Isbn10Reading =
 
 type Isbn13Reading =
   /** Valid ISBN-13s the column may stand for: one when written exactly, one or two when rounded. */
-  | { kind: 'readable'; isbn13s: string[]; exact: boolean }
-  | { kind: 'absent' | 'not-an-isbn' | 'malformed' };
+  { kind: 'readable'; isbn13s: string[]; exact: boolean } | { kind: 'absent' | 'not-an-isbn' | 'malformed' };
 
 const ISBN10_PROBLEM: Record<Exclude<Isbn10Reading['kind'], 'valid'>, string> = {
   absent: 'no ISBN-10',
@@ -115,8 +110,7 @@ export function recoverGoodbooksIsbn(rawIsbn: string, rawIsbn13: string): Recove
   const fromIsbn13 = readIsbn13Column(rawIsbn13);
 
   if (fromIsbn10.kind === 'valid') {
-    const isbn13GivenExactly =
-      fromIsbn13.kind === 'readable' && fromIsbn13.exact && fromIsbn13.isbn13s[0] === fromIsbn10.isbn.isbn13;
+    const isbn13GivenExactly = fromIsbn13.kind === 'readable' && fromIsbn13.exact && fromIsbn13.isbn13s[0] === fromIsbn10.isbn.isbn13;
     return { isbn: fromIsbn10.isbn, repaired: fromIsbn10.padded || !isbn13GivenExactly, problem: null };
   }
   if (fromIsbn13.kind !== 'readable') {
@@ -128,9 +122,7 @@ export function recoverGoodbooksIsbn(rawIsbn: string, rawIsbn13: string): Recove
   }
 
   const corroborated =
-    fromIsbn10.kind === 'checksum-fails'
-      ? fromIsbn13.isbn13s.filter((isbn13) => isbn13.slice(3, 12) === fromIsbn10.body9)
-      : [];
+    fromIsbn10.kind === 'checksum-fails' ? fromIsbn13.isbn13s.filter((isbn13) => isbn13.slice(3, 12) === fromIsbn10.body9) : [];
   const [chosen, ...others] = fromIsbn13.isbn13s.length === 1 ? fromIsbn13.isbn13s : corroborated;
   if (chosen === undefined || others.length > 0) {
     return { isbn: null, repaired: false, problem: `${ISBN10_PROBLEM[fromIsbn10.kind]} and ${ISBN13_PROBLEM.ambiguous}` };

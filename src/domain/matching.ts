@@ -28,13 +28,13 @@ export const matchSignals = z
   .object({
     isbn: z.enum(ISBN_SIGNALS).meta({
       description:
-        '`match`: the book carries the ISBN; `other_edition`: the ISBN is another edition of this book\'s work; `mismatch`: the ISBN is a book of another work; ' +
+        "`match`: the book carries the ISBN; `other_edition`: the ISBN is another edition of this book's work; `mismatch`: the ISBN is a book of another work; " +
         '`unknown`: no catalogue book has the ISBN; `invalid`: not a valid ISBN, ignored; `absent`: none given.',
     }),
     title: likeness('Title likeness; null when no title was given.'),
     author: likeness('Likeness of the best pair of a given and a credited name; null when no author was given or the book credits none.'),
-    year: likeness('1 for the same year, fading over ten years; null when no year was given or the book\'s is unknown.'),
-    publisher: likeness('Publisher likeness; null when none was given or the book\'s is unknown.'),
+    year: likeness("1 for the same year, fading over ten years; null when no year was given or the book's is unknown."),
+    publisher: likeness("Publisher likeness; null when none was given or the book's is unknown."),
   })
   .meta({ id: 'MatchSignals' });
 
@@ -95,7 +95,13 @@ const round = (value: number): number => Math.round(value * 1000) / 1000;
  * edition's): "Harry Potter and the Philosopher's Stone" is the Sorcerer's Stone. `misspelt` says
  * which words of the given title no catalogue title holds, when that is known.
  */
-export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSignal, workTitle: string | null = null, misspelt?: Misspelt): Assessment {
+export function assess(
+  probe: MatchProbe,
+  candidate: BookRecord,
+  isbn: IsbnSignal,
+  workTitle: string | null = null,
+  misspelt?: Misspelt,
+): Assessment {
   const credited = candidate.authors.map((author) => author.name);
   const title = probe.title === null ? null : bestTitleLikeness(probe.title, candidate, workTitle, misspelt);
   const signals: MatchSignals = {
@@ -103,13 +109,18 @@ export function assess(probe: MatchProbe, candidate: BookRecord, isbn: IsbnSigna
     title: title === null ? null : round(title.likeness),
     author: probe.author === null || credited.length === 0 ? null : round(authorSimilarity(probe.author, credited)),
     year: probe.year === null || candidate.year === null ? null : yearCloseness(probe.year, candidate.year),
-    publisher: probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),
+    publisher:
+      probe.publisher === null || candidate.publisher === null ? null : round(publisherSimilarity(probe.publisher, candidate.publisher)),
   };
 
   const titleAlone = probe.author === null;
-  const authorWeight = signals.author !== null ? 1 - AUTHOR_SHARE + AUTHOR_SHARE * signals.author : probe.author !== null ? AUTHOR_UNCHECKABLE : TITLE_ALONE;
+  const authorWeight =
+    signals.author !== null ? 1 - AUTHOR_SHARE + AUTHOR_SHARE * signals.author : probe.author !== null ? AUTHOR_UNCHECKABLE : TITLE_ALONE;
   // Without a title only the ISBN found this candidate; the author, if any, is all that can confirm it.
-  let record = signals.title !== null ? (titleAlone && !title?.misspeltOnly ? signals.title ** TITLE_ALONE_POWER : signals.title) * authorWeight : signals.author ?? 1;
+  let record =
+    signals.title !== null
+      ? (titleAlone && !title?.misspeltOnly ? signals.title ** TITLE_ALONE_POWER : signals.title) * authorWeight
+      : (signals.author ?? 1);
   // Year and publisher tell editions apart more than works, so they weigh little.
   if (signals.year !== null) record *= 0.9 + 0.1 * signals.year;
   if (signals.publisher !== null) record *= 0.95 + 0.05 * signals.publisher;

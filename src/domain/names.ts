@@ -57,7 +57,9 @@ function affixKind(token: string): AffixKind | null {
 }
 
 function tokensOf(text: string): string[] {
-  return collapseWhitespace(text.replace(INITIAL_RUN_INTO_WORD, '$1 ')).split(' ').filter((token) => token !== '');
+  return collapseWhitespace(text.replace(INITIAL_RUN_INTO_WORD, '$1 '))
+    .split(' ')
+    .filter((token) => token !== '');
 }
 
 /**
@@ -146,7 +148,10 @@ function keyWords(name: string): { text: string; initials: boolean }[] {
     if (initials !== '') words.push({ text: initials, initials: true });
     initials = '';
     // Hyphens and other inner punctuation separate words: "Saint-Exupéry" matches "Saint Exupery".
-    for (const text of foldText(token).replace(/[.'’]/gu, '').split(/[^\p{L}\p{N}]+/u)) words.push({ text, initials: false });
+    for (const text of foldText(token)
+      .replace(/[.'’]/gu, '')
+      .split(/[^\p{L}\p{N}]+/u))
+      words.push({ text, initials: false });
   }
   if (initials !== '') words.push({ text: initials, initials: true });
   return words.filter((word) => word.text !== '');
@@ -154,11 +159,7 @@ function keyWords(name: string): { text: string; initials: boolean }[] {
 
 function isInitials(token: string, capitalsAreInitials: boolean): boolean {
   if (affixKind(token) !== null) return false; // "III" and "Jr." are not initials
-  return (
-    INITIALS_WITH_PERIODS.test(token) ||
-    SINGLE_LETTER.test(token) ||
-    (capitalsAreInitials && CAPITALS_AS_INITIALS.test(token))
-  );
+  return INITIALS_WITH_PERIODS.test(token) || SINGLE_LETTER.test(token) || (capitalsAreInitials && CAPITALS_AS_INITIALS.test(token));
 }
 
 /** Whether a word of an identity key is a generation suffix ("jr", "iii"). */

@@ -143,7 +143,8 @@ export function parseOlLine(line: string): OlLine | null {
   switch (recordType) {
     case '/type/redirect': {
       const location = parseOlKey(text(data.location) ?? '');
-      if (!location || location.kind !== header.kind) return { rejected: `redirect to ${quoted(text(data.location) ?? '')} is not a ${header.kind} key` };
+      if (!location || location.kind !== header.kind)
+        return { rejected: `redirect to ${quoted(text(data.location) ?? '')} is not a ${header.kind} key` };
       if (location.key === header.key) return { rejected: 'redirect to itself' };
       return { record: { ...header, type: 'redirect', location: location.key } };
     }
@@ -168,12 +169,21 @@ function mapRecord(header: Header, data: Record<string, unknown>): OlLine {
         const value = text(remote[scheme]);
         if (value) identifiers.push({ scheme, value });
       }
-      const alternateNames = unique([...texts(data.alternate_names), ...[text(data.personal_name)].filter(isString)]).filter((alt) => alt !== name);
+      const alternateNames = unique([...texts(data.alternate_names), ...[text(data.personal_name)].filter(isString)]).filter(
+        (alt) => alt !== name,
+      );
       return {
         record: {
           ...header,
           type: 'author',
-          author: { name, alternateNames, birthDate: text(data.birth_date), deathDate: text(data.death_date), bio: longText(data.bio), identifiers },
+          author: {
+            name,
+            alternateNames,
+            birthDate: text(data.birth_date),
+            deathDate: text(data.death_date),
+            bio: longText(data.bio),
+            identifiers,
+          },
         },
       };
     }
@@ -206,7 +216,10 @@ function mapRecord(header: Header, data: Record<string, unknown>): OlLine {
       for (const value of texts(data.oclc_numbers)) identifiers.push({ scheme: 'oclc', value });
       for (const value of texts(data.lccn)) identifiers.push({ scheme: 'lccn', value });
       const [workKey] = keysOf(data.works, 'work');
-      const pages = typeof data.number_of_pages === 'number' && Number.isInteger(data.number_of_pages) && data.number_of_pages > 0 ? data.number_of_pages : null;
+      const pages =
+        typeof data.number_of_pages === 'number' && Number.isInteger(data.number_of_pages) && data.number_of_pages > 0
+          ? data.number_of_pages
+          : null;
       return {
         record: {
           ...header,

@@ -35,8 +35,14 @@ export const bookRecord = z
     id: z.string().meta({ example: 'bk_5n1x7q0c2r9a' }),
     work_id: z.string(),
     kind: workKind.meta({ description: 'The kind of its work: one book, or a boxset, omnibus or companion.' }),
-    isbn_13: z.string().regex(/^97[89][0-9]{10}$/).nullable(),
-    isbn_10: z.string().regex(/^[0-9]{9}[0-9X]$/).nullable(),
+    isbn_13: z
+      .string()
+      .regex(/^97[89][0-9]{10}$/)
+      .nullable(),
+    isbn_10: z
+      .string()
+      .regex(/^[0-9]{9}[0-9X]$/)
+      .nullable(),
     title: z.string(),
     subtitle: z.string().nullable(),
     series: z.string().nullable(),
@@ -58,7 +64,9 @@ export const bookRecord = z
   .meta({ id: 'Book', description: 'One edition.' });
 
 /** An edition as listed inside its work. */
-export const editionSummary = bookRecord.pick({ id: true, isbn_13: true, title: true, publisher: true, year: true, language: true }).meta({ id: 'EditionSummary' });
+export const editionSummary = bookRecord
+  .pick({ id: true, isbn_13: true, title: true, publisher: true, year: true, language: true })
+  .meta({ id: 'EditionSummary' });
 
 export const workRecord = z
   .object({
@@ -96,7 +104,9 @@ export const authorRecord = z
   .meta({ id: 'Author' });
 
 /** An author as search results list them: the author record without its works. */
-export const authorSummary = authorRecord.omit({ works: true, updated_at: true }).meta({ id: 'AuthorSummary', description: 'An author as `GET /v1/authors/{id}` shows it, without the works.' });
+export const authorSummary = authorRecord
+  .omit({ works: true, updated_at: true })
+  .meta({ id: 'AuthorSummary', description: 'An author as `GET /v1/authors/{id}` shows it, without the works.' });
 
 export type AuthorRef = z.output<typeof authorRef>;
 export type BookRecord = z.output<typeof bookRecord>;

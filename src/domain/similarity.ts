@@ -92,7 +92,38 @@ function twoTyposApart(word: string, other: string, misspelt: Misspelt): boolean
 }
 
 // Words that tell titles apart only with others around them.
-const MINOR_WORDS = new Set(['a', 'an', 'the', 'of', 'and', 'in', 'on', 'at', 'to', 'for', 'with', 'from', 'by', 'or', 'de', 'la', 'le', 'les', 'el', 'los', 'las', 'der', 'die', 'das', 'und', 'et', 'y', 'du', 'des', 'il']);
+const MINOR_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'of',
+  'and',
+  'in',
+  'on',
+  'at',
+  'to',
+  'for',
+  'with',
+  'from',
+  'by',
+  'or',
+  'de',
+  'la',
+  'le',
+  'les',
+  'el',
+  'los',
+  'las',
+  'der',
+  'die',
+  'das',
+  'und',
+  'et',
+  'y',
+  'du',
+  'des',
+  'il',
+]);
 // A distinctive word where the book's title has another one says another book: "Death of a Cad" is
 // not "Death of a Gossip", though they share three words of four. Each such pair costs this much of
 // the likeness. A word only added or left out costs what the overlap says.
@@ -104,8 +135,10 @@ const OTHER_WORD_COST = 0.25;
  * Another number is always another word: "Book 2" is not "Book 3".
  */
 function otherWords(onlyA: readonly string[], onlyB: readonly string[]): number {
-  const akin = (word: string, other: string) => !/\p{N}/u.test(word + other) && (other.includes(word) || word.includes(other) || editDistance(word, other, 2) <= 2);
-  const distinctive = (words: readonly string[], others: readonly string[]) => words.filter((word) => !MINOR_WORDS.has(word) && !others.some((other) => akin(word, other))).length;
+  const akin = (word: string, other: string) =>
+    !/\p{N}/u.test(word + other) && (other.includes(word) || word.includes(other) || editDistance(word, other, 2) <= 2);
+  const distinctive = (words: readonly string[], others: readonly string[]) =>
+    words.filter((word) => !MINOR_WORDS.has(word) && !others.some((other) => akin(word, other))).length;
   return Math.min(distinctive(onlyA, onlyB), distinctive(onlyB, onlyA));
 }
 
@@ -209,7 +242,8 @@ export function titleLikeness(given: string, book: TitleFields, misspelt: Misspe
     for (const other of credited(theirs, BOOK_PART_CREDIT)) {
       const keys = keySimilarity(form.key, other.key, misspelt);
       const likeness = form.credit * other.credit * keys.likeness;
-      if (likeness > best.likeness || (likeness === best.likeness && keys.misspeltOnly)) best = { likeness, misspeltOnly: keys.misspeltOnly };
+      if (likeness > best.likeness || (likeness === best.likeness && keys.misspeltOnly))
+        best = { likeness, misspeltOnly: keys.misspeltOnly };
     }
   }
   return best;
@@ -299,7 +333,24 @@ export function yearCloseness(given: number, year: number): number {
 }
 
 // Words that say a name is a publisher without telling publishers apart.
-const PUBLISHER_NOISE = new Set(['inc', 'ltd', 'llc', 'co', 'company', 'corp', 'publishing', 'publishers', 'publisher', 'publications', 'press', 'books', 'book', 'group', 'the', 'and']);
+const PUBLISHER_NOISE = new Set([
+  'inc',
+  'ltd',
+  'llc',
+  'co',
+  'company',
+  'corp',
+  'publishing',
+  'publishers',
+  'publisher',
+  'publications',
+  'press',
+  'books',
+  'book',
+  'group',
+  'the',
+  'and',
+]);
 
 const publisherWords = (name: string): string[] =>
   foldText(name)

@@ -119,7 +119,8 @@ export const titleKey = rememberingAnswers(function titleKey(title: string): str
 // You!)", "Fifty Shades (of Grey)". One that names an imprint, format, language edition, volume,
 // reading-group label or the series ("(Signet Classics (Paperback))", "(Spanish Language Edition)",
 // "(Book 1)", "(Oprah's Book Club)", "(Discworld Novels)") labels an edition.
-const READS_ON = /^(?:and|or|but|nor|so|yet|of|from|with|without|to|for|in|on|at|by|as|if|when|where|how|why|what|who|which|that|than|not)\b|[!?]$/iu;
+const READS_ON =
+  /^(?:and|or|but|nor|so|yet|of|from|with|without|to|for|in|on|at|by|as|if|when|where|how|why|what|who|which|that|than|not)\b|[!?]$/iu;
 const STARTS_LOWER = /^\p{Ll}/u;
 // "Good Mother, The": a leading article written after the title.
 const TRAILING_ARTICLE = /,\s*(?:the|a|an)$/iu;
@@ -175,7 +176,8 @@ const STUDY_AID = new RegExp(
 // "Coraline (Graphic Novel)". "A Graphic Novel" is as often a book first written so ("Seconds: A
 // Graphic Novel"), so it stays a book.
 const ADAPTATION = /\bthe\s+graphic\s+novel\b|:\s+graphic\s+novel\b|\(\s*graphic\s+novel\s*\)|\bgraphic\s+novel\s+adaptation\b/iu;
-const OMNIBUS = /\bomnibus\b|\bcollection\b|\bcomplete\b|\btrilogy\b|\bquartet\b|\bsaga\s+set\b|\b(?:books|volumes|vols\.?)\s+\d+\s*(?:-|–|to|&|and)\s*\d+\b|\b\d+\s*(?:-|–)\s*\d+\s+(?:books|novels)\b/iu;
+const OMNIBUS =
+  /\bomnibus\b|\bcollection\b|\bcomplete\b|\btrilogy\b|\bquartet\b|\bsaga\s+set\b|\b(?:books|volumes|vols\.?)\s+\d+\s*(?:-|–|to|&|and)\s*\d+\b|\b\d+\s*(?:-|–)\s*\d+\s+(?:books|novels)\b/iu;
 // A series number that is a range or a list of volumes: "1-3", "1-7".
 const VOLUME_RANGE = /[-–,&]/u;
 

@@ -24,7 +24,8 @@ const routeRequests = (): Middleware => async (ctx, next) => {
  * Routes that spend the key's budget themselves: batches and MCP once their body says how much
  * (see Cost), a point lookup beside its cache read (routes/lookups.ts).
  */
-const spendsItself = ({ state: { route } }: AppContext): boolean => route !== undefined && (route.cost === 'items' || route.cost === 'mcp' || route.cache === 'point');
+const spendsItself = ({ state: { route } }: AppContext): boolean =>
+  route !== undefined && (route.cost === 'items' || route.cost === 'mcp' || route.cache === 'point');
 
 /**
  * The one rule of access: a public route needs no key and is neither metered nor rate limited;
@@ -40,14 +41,16 @@ function guard(services: Services): Middleware {
  * Runs the request's route. A path no route has is a 404; a method its path does not serve a 405
  * with `Allow` (OPTIONS: the `Allow` alone), rendered in the contract's shape by renderErrors.
  */
-const dispatch = (services: Services): Middleware => async (ctx) => {
-  const { route, params } = ctx.state;
-  if (route) return route.handle(ctx, services, params);
-  const allowed = allowedMethods(ctx.path);
-  if (allowed.length === 0) return;
-  ctx.set('Allow', allowed.join(', '));
-  ctx.status = ctx.method === 'OPTIONS' ? 204 : 405;
-};
+const dispatch =
+  (services: Services): Middleware =>
+  async (ctx) => {
+    const { route, params } = ctx.state;
+    if (route) return route.handle(ctx, services, params);
+    const allowed = allowedMethods(ctx.path);
+    if (allowed.length === 0) return;
+    ctx.set('Allow', allowed.join(', '));
+    ctx.status = ctx.method === 'OPTIONS' ? 204 : 405;
+  };
 
 export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();

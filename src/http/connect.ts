@@ -12,7 +12,9 @@ import { SERVED_METHODS } from './routeTable.js';
 export function refuseConnect(_request: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => socket.destroy());
   const allow = SERVED_METHODS.join(', ');
-  const body = JSON.stringify(new ApiError(405, 'method_not_allowed', `method CONNECT is not allowed: this service opens no tunnels; allowed: ${allow}`).toJSON());
+  const body = JSON.stringify(
+    new ApiError(405, 'method_not_allowed', `method CONNECT is not allowed: this service opens no tunnels; allowed: ${allow}`).toJSON(),
+  );
   socket.end(
     `HTTP/1.1 405 ${STATUS_CODES[405]}\r\nAllow: ${allow}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

@@ -1,4 +1,10 @@
-import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiOverride, type ZodOpenApiPathsObject } from 'zod-openapi';
+import {
+  createDocument,
+  type oas31,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiOverride,
+  type ZodOpenApiPathsObject,
+} from 'zod-openapi';
 import { batchRefused, keyedErrors } from './responseDocs.js';
 import type { ToolSet } from '../mcp/tools.js';
 import { openApiPath, TAGS, type Route, type Tag } from './route.js';
@@ -46,7 +52,8 @@ function operation(route: Route, tools: ToolSet): ZodOpenApiOperationObject {
 
 function paths(routes: readonly Route[], tools: ToolSet): ZodOpenApiPathsObject {
   const byPath: ZodOpenApiPathsObject = {};
-  for (const route of routes) byPath[openApiPath(route.path)] = { ...byPath[openApiPath(route.path)], [route.method.toLowerCase()]: operation(route, tools) };
+  for (const route of routes)
+    byPath[openApiPath(route.path)] = { ...byPath[openApiPath(route.path)], [route.method.toLowerCase()]: operation(route, tools) };
   return byPath;
 }
 
@@ -81,7 +88,11 @@ export function openApiDocument(routes: readonly Route[], tools: ToolSet): oas31
       paths: paths(routes, tools),
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An API key `svc_live_<kid>_<secret>`, issued by hand. Send it once, after `Bearer `.' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key `svc_live_<kid>_<secret>`, issued by hand. Send it once, after `Bearer `.',
+          },
         },
       },
     },

@@ -20,12 +20,13 @@ export const rateHeaders: Record<string, oas31.HeaderObject> = {
 /** The responses every keyed route can give besides its own. */
 export const keyedErrors: Record<string, Response> = {
   '401': {
-    description: 'Missing, malformed, unknown or revoked key, or more than one `Authorization` header (`code` is `unauthorized`); the scheme `Bearer` may be in any case. Carries `WWW-Authenticate: Bearer`.',
+    description:
+      'Missing, malformed, unknown or revoked key, or more than one `Authorization` header (`code` is `unauthorized`); the scheme `Bearer` may be in any case. Carries `WWW-Authenticate: Bearer`.',
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
     content: { 'application/json': { schema: errorBody } },
   },
   '429': {
-    description: 'More than the key\'s budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.',
+    description: "More than the key's budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.",
     headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...rateHeaders },
     content: { 'application/json': { schema: errorBody } },
   },
@@ -45,15 +46,17 @@ export const unsupportedBody = errorResponse(
 );
 
 /** A body over `limitBytes`. */
-export const bodyTooLarge = (limitBytes: number): Response => errorResponse(`Body larger than ${limitBytes / 1024} KiB (\`code\` \`payload_too_large\`).`);
+export const bodyTooLarge = (limitBytes: number): Response =>
+  errorResponse(`Body larger than ${limitBytes / 1024} KiB (\`code\` \`payload_too_large\`).`);
 
 /** A batch route's 429: the whole batch is refused when the budget cannot cover all its items. */
 export const batchRefused: Response = {
   description:
-    'The key\'s remaining budget cannot cover every item of the batch (each item counts as one request); nothing was done and nothing was spent. ' +
+    "The key's remaining budget cannot cover every item of the batch (each item counts as one request); nothing was done and nothing was spent. " +
     '`Retry-After` says when enough of the budget is back for the whole batch. A batch larger than the whole budget is never admitted: send smaller ones.',
   headers: { 'Retry-After': { description: 'Seconds until the whole batch fits.', schema: { type: 'integer' } }, ...rateHeaders },
   content: { 'application/json': { schema: errorBody } },
 };
 
-export const BATCH_BUDGET = 'Each item draws one unit of the key\'s rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.';
+export const BATCH_BUDGET =
+  "Each item draws one unit of the key's rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.";

@@ -16,7 +16,12 @@ const capabilities: readonly Route[] = [...lookupRoutes, ...searchRoutes, ...bat
 export const mcpTools: ToolSet = toolSet(capabilities.flatMap((route) => (route.tool ? [route.tool] : [])));
 
 /** Every route the service answers, each declared once; the order is the document's. */
-export const routes: readonly Route[] = [...capabilities, ...mcpRoutes(mcpTools), ...publicRoutes(() => openApiDocument(routes, mcpTools)), ...docsRoutes];
+export const routes: readonly Route[] = [
+  ...capabilities,
+  ...mcpRoutes(mcpTools),
+  ...publicRoutes(() => openApiDocument(routes, mcpTools)),
+  ...docsRoutes,
+];
 
 interface Compiled {
   route: Route;
@@ -78,7 +83,9 @@ export function allowedMethods(path: string): string[] {
 }
 
 /** The methods the service serves on some path. */
-export const SERVED_METHODS: readonly string[] = [...new Set(routes.flatMap((route) => (route.method === 'GET' ? ['HEAD', 'GET'] : [route.method])))];
+export const SERVED_METHODS: readonly string[] = [
+  ...new Set(routes.flatMap((route) => (route.method === 'GET' ? ['HEAD', 'GET'] : [route.method]))),
+];
 
 /** The template of the most specific route of `path` under any method: what a refused request (405) is counted under. */
 export const templateOf = (path: string): string | undefined => routesOf(path)[0]?.path;
@@ -90,9 +97,11 @@ const UNMATCHED_ROUTE = '(unmatched)';
  * The route template a finished request is counted under, in usage and in metrics: its route's, or
  * its path's under another method (405), or UNMATCHED_ROUTE; never the URL, so made-up paths are one bucket.
  */
-export const requestTemplate = (ctx: { path: string; state: { route?: Route } }): string => ctx.state.route?.path ?? templateOf(ctx.path) ?? UNMATCHED_ROUTE;
+export const requestTemplate = (ctx: { path: string; state: { route?: Route } }): string =>
+  ctx.state.route?.path ?? templateOf(ctx.path) ?? UNMATCHED_ROUTE;
 
-const accessOf = (route: Route, request: RequestShape): Access => (typeof route.access === 'function' ? route.access(request) : route.access);
+const accessOf = (route: Route, request: RequestShape): Access =>
+  typeof route.access === 'function' ? route.access(request) : route.access;
 
 /**
  * Whether a request needs the key. The route's own access when one serves it; a path whose routes

@@ -34,7 +34,15 @@ async function callTool(context: ToolContext, { name, arguments: args }: CallToo
   if (!tool) throw new InvalidParams(`unknown tool ${name}; tools/list names the tools`);
   try {
     const { text, note } = await tool.call(context, args);
-    return { content: note === undefined ? [{ type: 'text', text }] : [{ type: 'text', text }, { type: 'text', text: note }] };
+    return {
+      content:
+        note === undefined
+          ? [{ type: 'text', text }]
+          : [
+              { type: 'text', text },
+              { type: 'text', text: note },
+            ],
+    };
   } catch (error) {
     // Arguments that do not fit the tool's schema are the protocol's error, not the tool's.
     if (error instanceof InvalidParams) throw error;
@@ -87,7 +95,9 @@ export class UnreadableMessage extends Error {
 }
 
 const idOf = (message: unknown): RequestId | null =>
-  typeof message === 'object' && message !== null && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
+  typeof message === 'object' && message !== null && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number')
+    ? message.id
+    : null;
 
 /**
  * The body's messages, checked before the SDK sees them so that their errors are the protocol's
@@ -120,7 +130,11 @@ interface ToolCall {
 function readCall(message: JSONRPCMessage, inBatch: boolean): ToolCall | null {
   if (!('id' in message && 'method' in message) || message.method !== 'tools/call') return null;
   const call = CallToolRequestSchema.safeParse(message);
-  if (!call.success) throw new UnreadableMessage(jsonRpcError(message.id, ErrorCode.InvalidParams, 'tools/call params must be {"name": string, "arguments"?: object}'), inBatch ? 400 : 200);
+  if (!call.success)
+    throw new UnreadableMessage(
+      jsonRpcError(message.id, ErrorCode.InvalidParams, 'tools/call params must be {"name": string, "arguments"?: object}'),
+      inBatch ? 400 : 200,
+    );
   return { id: message.id, params: call.data.params };
 }
 

@@ -127,16 +127,25 @@ const describeIssue = (issue: z.core.$ZodIssue): string =>
 
 /** A tool's arguments: those its schema names and no other (an unknown one is invalid params, as `additionalProperties: false` says). */
 const toolArguments = <Shape extends z.ZodRawShape>(shape: Shape) =>
-  z.strictObject(shape, { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown argument "${issue.keys[0]}": the arguments are ${Object.keys(shape).join(', ')}` : 'arguments must be a JSON object') });
+  z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown argument "${issue.keys[0]}": the arguments are ${Object.keys(shape).join(', ')}`
+        : 'arguments must be a JSON object',
+  });
 
 /** A required string argument whose absence reads like the HTTP API's message for it. */
 const requiredText = (name: string, missing = `${name} is required`) =>
   z.string({ error: (issue) => (issue.input === undefined ? missing : `${name} must be a string`) });
 
-
 /** An optional integer, handed to the service as the text a query string would carry; the range is the service's to check. */
 const integerArgument = (description: string, range: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.int().optional().meta(range).describe(description).transform((value) => (value === undefined ? undefined : String(value)));
+  z
+    .int()
+    .optional()
+    .meta(range)
+    .describe(description)
+    .transform((value) => (value === undefined ? undefined : String(value)));
 
 /** What a lookup answers: the route's JSON text, and a note when a merged id was followed to its survivor (the 301 the route answers). */
 function followed(asked: string, { text, mergedInto }: { text: string; mergedInto: string | null }): ToolAnswer {
@@ -148,7 +157,8 @@ function followed(asked: string, { text, mergedInto }: { text: string; mergedInt
 const pointTool = async ({ services, requestId }: ToolContext, asked: string, family: PointFamily, key: string): Promise<ToolAnswer> =>
   followed(asked, await pointFollowing(services, requestId, family, key));
 
-const ID_FORMATS = 'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
+const ID_FORMATS =
+  'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
 
 const MERGES =
   'If the id was merged into another one, the tool follows it: the JSON is the surviving record and a second text item names the survivor, whose id to use from now on.';
@@ -177,8 +187,8 @@ export const lookupIsbns = defineBatchTool({
   description:
     `Look up to ${LOOKUP_BATCH_MAX} ISBNs at once (a list of ISBNs, a spreadsheet column), each answered as lookup_isbn answers it, from the same cache. ` +
     'Much faster than calling lookup_isbn once per ISBN. Give each ISBN once. Each ISBN draws one unit of the rate budget, and a batch the remaining budget cannot cover is refused whole. ' +
-    'Answers {results: [...]}, one per ISBN in input order: {isbn (as given), status: 200, book} when found; with merged_into (the surviving book\'s id, to use from now on) ' +
-    'when the ISBN\'s edition was merged into another, whose record is the book; {isbn, status: 400, error} for an invalid ISBN; {isbn, status: 404, error} when no book in the catalogue has it. ' +
+    "Answers {results: [...]}, one per ISBN in input order: {isbn (as given), status: 200, book} when found; with merged_into (the surviving book's id, to use from now on) " +
+    "when the ISBN's edition was merged into another, whose record is the book; {isbn, status: 400, error} for an invalid ISBN; {isbn, status: 404, error} when no book in the catalogue has it. " +
     BOOK_FIELDS,
   field: 'isbns',
   max: LOOKUP_BATCH_MAX,
@@ -191,7 +201,7 @@ export const getBook = defineTool({
   name: 'get_book',
   title: 'Book by id',
   description:
-    'Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work\'s editions or the change feed. ' +
+    "Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work's editions or the change feed. " +
     `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
   input: toolArguments({ id: requiredText('id').describe('A book id, e.g. "bk_5n1x7q0c2r9a".') }),
   run: (context, { id }) => pointTool(context, id, 'books', id),
@@ -201,10 +211,10 @@ export const getWork = defineTool({
   name: 'get_work',
   title: 'Work by id',
   description:
-    'Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book\'s work_id: title, original_year, authors, ' +
+    "Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book's work_id: title, original_year, authors, " +
     'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
     `${ID_FORMATS} ${MERGES}`,
-  input: toolArguments({ id: requiredText('id').describe('A work id, e.g. a book\'s work_id.') }),
+  input: toolArguments({ id: requiredText('id').describe("A work id, e.g. a book's work_id.") }),
   run: (context, { id }) => pointTool(context, id, 'works', id),
 });
 
@@ -212,7 +222,7 @@ export const getAuthor = defineTool({
   name: 'get_author',
   title: 'Author by id',
   description:
-    'Fetch one author by their au_ id (from a book\'s or work\'s authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). ' +
+    "Fetch one author by their au_ id (from a book's or work's authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). " +
     'To find an author by name, use search_authors instead. ' +
     `${ID_FORMATS} ${MERGES}`,
   input: toolArguments({ id: requiredText('id').describe('An author id, e.g. "au_3k8d0f1m2x7p".') }),
@@ -220,7 +230,11 @@ export const getAuthor = defineTool({
 });
 
 const paging = {
-  limit: integerArgument(`Results per page, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`, { minimum: 1, maximum: SEARCH_MAX_LIMIT, default: SEARCH_DEFAULT_LIMIT }),
+  limit: integerArgument(`Results per page, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`, {
+    minimum: 1,
+    maximum: SEARCH_MAX_LIMIT,
+    default: SEARCH_DEFAULT_LIMIT,
+  }),
   offset: integerArgument(`Results to skip, for the next page: offset + limit at most ${SEARCH_MAX_WINDOW}.`, { minimum: 0, default: 0 }),
 };
 
@@ -240,7 +254,11 @@ export const searchBooksTool = defineTool({
     language: z.string().optional().describe('Only books in this language as the records spell it: "eng", "en-US", "spa".'),
     year_from: integerArgument('Only books published in this year or later.'),
     year_to: integerArgument('Only books published in this year or earlier.'),
-    editions: z.string().optional().meta({ enum: ['best', 'all'], default: 'best' }).describe('"best" (default): one result per work; "all": every edition.'),
+    editions: z
+      .string()
+      .optional()
+      .meta({ enum: ['best', 'all'], default: 'best' })
+      .describe('"best" (default): one result per work; "all": every edition.'),
   }),
   run: async ({ services }, params) => ({ text: JSON.stringify(await searchBooks(services, params)) }),
 });
@@ -294,11 +312,15 @@ export const recommendBooks = defineTool({
   description:
     'Books a reader of one book is likely to want next, best first, one edition per work and never another edition of the same work. ' +
     'Signals: what readers who liked it also liked, the same series, the same author, similar titles; popular books fill the list. ' +
-    'Needs the book\'s bk_ id (from lookup_isbn, match_book or search_books). Answers {book_id, results: [{score, book}]}. ' +
+    "Needs the book's bk_ id (from lookup_isbn, match_book or search_books). Answers {book_id, results: [{score, book}]}. " +
     MERGES,
   input: toolArguments({
     id: requiredText('id').describe('The bk_ id of the book read.'),
-    limit: integerArgument(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, { minimum: 1, maximum: RECOMMEND_MAX_LIMIT, default: RECOMMEND_DEFAULT_LIMIT }),
+    limit: integerArgument(`Books to recommend, 1 to ${RECOMMEND_MAX_LIMIT} (default ${RECOMMEND_DEFAULT_LIMIT}).`, {
+      minimum: 1,
+      maximum: RECOMMEND_MAX_LIMIT,
+      default: RECOMMEND_DEFAULT_LIMIT,
+    }),
   }),
   run: async ({ services }, { id, limit }) => {
     const recommend = async (bookId: string): Promise<{ text: string } | Merged> => {
@@ -314,15 +336,23 @@ export const listChanges = defineTool({
   name: 'list_changes',
   title: 'Change feed',
   description:
-    'Follow the catalogue\'s change feed: every insert, update, delete and merge of a book, work or author, oldest first. ' +
+    "Follow the catalogue's change feed: every insert, update, delete and merge of a book, work or author, oldest first. " +
     'A cursor is an opaque position in the feed: pass since = "0" the first time, then the `next` cursor of the previous page; ' +
     'following `next` sees every change exactly once. has_more true means call again at once; false means you are at the head (come back later with the same `next`). ' +
     'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
   input: toolArguments({
-    since: requiredText('since', 'since cursor is required').describe('Where to start: "0" for the beginning, else the `next` cursor of the previous page.'),
-    limit: integerArgument(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, { minimum: 1, maximum: CHANGES_MAX_LIMIT, default: CHANGES_DEFAULT_LIMIT }),
+    since: requiredText('since', 'since cursor is required').describe(
+      'Where to start: "0" for the beginning, else the `next` cursor of the previous page.',
+    ),
+    limit: integerArgument(`Changes per page, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).`, {
+      minimum: 1,
+      maximum: CHANGES_MAX_LIMIT,
+      default: CHANGES_DEFAULT_LIMIT,
+    }),
   }),
-  run: async ({ services }, { since, limit }) => ({ text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)) }),
+  run: async ({ services }, { since, limit }) => ({
+    text: JSON.stringify(await changesSince(services.db, services.shortCache, since, limit)),
+  }),
 });
 
 /** The tools a server offers, by name, and their tools/list answer (built once: the tools do not change while the process runs). */

@@ -32,27 +32,81 @@ export function apiMetrics(services: MeasuredServices): ApiMetrics {
   collectDefaultMetrics({ register: registry });
   const requests = new RequestMetrics(registry);
   const { guards, pool, meter, pointCache, rateLimiter } = services;
-  const byStore = (read: (guard: StoreGuard) => number) => () => guards.map((guard) => ({ labels: { store: guard.store }, value: read(guard) }));
+  const byStore = (read: (guard: StoreGuard) => number) => () =>
+    guards.map((guard) => ({ labels: { store: guard.store }, value: read(guard) }));
 
-  readAtScrape(registry, 'gauge', 'bookmeta_store_up', 'Whether the API counts the store as available (1) or away (0): while away, requests needing it answer 503.', byStore((guard) => (guard.available ? 1 : 0)), ['store']);
-  readAtScrape(registry, 'counter', 'bookmeta_store_timeouts_total', "Calls to the store whose wait (STORE_WAIT_MS) ran out.", byStore((guard) => guard.timeouts), ['store']);
-  readAtScrape(registry, 'counter', 'bookmeta_store_refusals_total', 'Calls answered 503 because the store was away or past its wait.', byStore((guard) => guard.refusals), ['store']);
+  readAtScrape(
+    registry,
+    'gauge',
+    'bookmeta_store_up',
+    'Whether the API counts the store as available (1) or away (0): while away, requests needing it answer 503.',
+    byStore((guard) => (guard.available ? 1 : 0)),
+    ['store'],
+  );
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_store_timeouts_total',
+    'Calls to the store whose wait (STORE_WAIT_MS) ran out.',
+    byStore((guard) => guard.timeouts),
+    ['store'],
+  );
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_store_refusals_total',
+    'Calls answered 503 because the store was away or past its wait.',
+    byStore((guard) => guard.refusals),
+    ['store'],
+  );
 
-  readAtScrape(registry, 'gauge', 'bookmeta_pg_pool_max', 'Connections the PostgreSQL pool may open.', () => [{ value: pool.options.max ?? 10 }]);
-  readAtScrape(registry, 'gauge', 'bookmeta_pg_pool_connections', 'Connections the PostgreSQL pool holds, all of them and the idle ones.', () => [
-    { labels: { state: 'total' }, value: pool.totalCount },
-    { labels: { state: 'idle' }, value: pool.idleCount },
-  ], ['state']);
-  readAtScrape(registry, 'gauge', 'bookmeta_pg_pool_waiting', 'Queries waiting for a free PostgreSQL connection.', () => [{ value: pool.waitingCount }]);
+  readAtScrape(registry, 'gauge', 'bookmeta_pg_pool_max', 'Connections the PostgreSQL pool may open.', () => [
+    { value: pool.options.max ?? 10 },
+  ]);
+  readAtScrape(
+    registry,
+    'gauge',
+    'bookmeta_pg_pool_connections',
+    'Connections the PostgreSQL pool holds, all of them and the idle ones.',
+    () => [
+      { labels: { state: 'total' }, value: pool.totalCount },
+      { labels: { state: 'idle' }, value: pool.idleCount },
+    ],
+    ['state'],
+  );
+  readAtScrape(registry, 'gauge', 'bookmeta_pg_pool_waiting', 'Queries waiting for a free PostgreSQL connection.', () => [
+    { value: pool.waitingCount },
+  ]);
 
-  readAtScrape(registry, 'counter', 'bookmeta_point_cache_lookups_total', 'Point lookups (ISBN, book, work, author) answered from the 24-hour cache (hit) or read from the catalogue (miss).', () => [
-    { labels: { result: 'hit' }, value: pointCache.counts.hits },
-    { labels: { result: 'miss' }, value: pointCache.counts.misses },
-  ], ['result']);
-  readAtScrape(registry, 'counter', 'bookmeta_rate_limited_requests_total', 'Requests refused (429) by the per-key rate limit; a refused batch counts once.', () => [{ value: rateLimiter.refused }]);
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_point_cache_lookups_total',
+    'Point lookups (ISBN, book, work, author) answered from the 24-hour cache (hit) or read from the catalogue (miss).',
+    () => [
+      { labels: { result: 'hit' }, value: pointCache.counts.hits },
+      { labels: { result: 'miss' }, value: pointCache.counts.misses },
+    ],
+    ['result'],
+  );
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_rate_limited_requests_total',
+    'Requests refused (429) by the per-key rate limit; a refused batch counts once.',
+    () => [{ value: rateLimiter.refused }],
+  );
 
   // Without metering (METERING=off) there is nothing waiting and nothing dropped.
-  readAtScrape(registry, 'gauge', 'bookmeta_usage_records_pending', 'Usage records waiting to be written to PostgreSQL.', () => [{ value: meter?.health().pending ?? 0 }]);
-  readAtScrape(registry, 'counter', 'bookmeta_usage_records_dropped_total', 'Usage records lost to a full buffer (METERING_BUFFER_MAX) while PostgreSQL was away.', () => [{ value: meter?.health().dropped ?? 0 }]);
+  readAtScrape(registry, 'gauge', 'bookmeta_usage_records_pending', 'Usage records waiting to be written to PostgreSQL.', () => [
+    { value: meter?.health().pending ?? 0 },
+  ]);
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_usage_records_dropped_total',
+    'Usage records lost to a full buffer (METERING_BUFFER_MAX) while PostgreSQL was away.',
+    () => [{ value: meter?.health().dropped ?? 0 }],
+  );
   return { registry, requests };
 }

@@ -18,7 +18,9 @@ export async function serveMetrics(registry: Registry, host: string, port: numbe
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-      response.writeHead(path === '/metrics' ? 405 : 404, { 'Content-Type': 'text/plain' }).end(path === '/metrics' ? 'GET only\n' : 'metrics are at /metrics\n');
+      response
+        .writeHead(path === '/metrics' ? 405 : 404, { 'Content-Type': 'text/plain' })
+        .end(path === '/metrics' ? 'GET only\n' : 'metrics are at /metrics\n');
       return;
     }
     registry.metrics().then(

@@ -29,8 +29,12 @@ export class RequestMetrics {
   private readonly latencies = new Map<string, Latencies>();
 
   constructor(registry: Registry) {
-    readAtScrape(registry, 'counter', 'bookmeta_http_requests_total', 'HTTP requests answered, by route template, method and status.', () =>
-      [...this.counts.values()].map(({ route, method, status, count }) => ({ labels: { route, method, status }, value: count })),
+    readAtScrape(
+      registry,
+      'counter',
+      'bookmeta_http_requests_total',
+      'HTTP requests answered, by route template, method and status.',
+      () => [...this.counts.values()].map(({ route, method, status, count }) => ({ labels: { route, method, status }, value: count })),
       ['route', 'method', 'status'],
     );
     new TalliedHistogram(registry, () => this.latencies.values());
@@ -39,7 +43,11 @@ export class RequestMetrics {
   observe(route: string, method: string, status: number, seconds: number): void {
     const key = `${method} ${route}`;
     let latencies = this.latencies.get(key);
-    if (!latencies) this.latencies.set(key, (latencies = { route, method, perBucket: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 }));
+    if (!latencies)
+      this.latencies.set(
+        key,
+        (latencies = { route, method, perBucket: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 }),
+      );
     let bucket = 0;
     while (bucket < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[bucket]!) bucket++;
     latencies.perBucket[bucket]! += 1;

@@ -4,9 +4,7 @@ import { isUnavailable } from '../errors.js';
 import { findApiKey, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
 
-export type Verdict =
-  | { ok: true; kid: string }
-  | { ok: false; reason: 'malformed' | 'invalid' | 'revoked' };
+export type Verdict = { ok: true; kid: string } | { ok: false; reason: 'malformed' | 'invalid' | 'revoked' };
 
 interface KnownKey {
   row: ApiKeyRow | null;

@@ -29,9 +29,14 @@ export function batchBody<Field extends string, Item extends z.ZodType>(field: F
   const list = z
     .array(item, { error: (issue) => (issue.input === undefined ? `${field} is required: ${shape}` : `${field} must be an array`) })
     .min(1, `${field} must not be empty`)
-    .max(max, { error: (issue) => `${field} has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} items; at most ${max} per request` });
+    .max(max, {
+      error: (issue) => `${field} has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} items; at most ${max} per request`,
+    });
   return z.strictObject({ [field]: list } as { [K in Field]: typeof list }, {
-    error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the body is ${shape}` : `request body must be a JSON object ${shape}`),
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown field "${issue.keys[0]}": the body is ${shape}`
+        : `request body must be a JSON object ${shape}`,
   });
 }
 
@@ -40,7 +45,12 @@ export function batchBody<Field extends string, Item extends z.ZodType>(field: F
  * is a repeat when `identity` makes it the same as an earlier one: two spellings of one ISBN are
  * one book, answered and billed once, so the second is refused as the exact repeat is, naming both.
  */
-export function batchKeysBody<Field extends string>(field: Field, max: number, describe: string, identity: (key: string) => string = (key) => key) {
+export function batchKeysBody<Field extends string>(
+  field: Field,
+  max: number,
+  describe: string,
+  identity: (key: string) => string = (key) => key,
+) {
   const key = z.string({ error: (issue) => `must be a string, got ${kindOf(issue.input)}` }).meta({ description: describe });
   return batchBody(field, max, key).superRefine((body, context) => {
     const seen = new Map<string, number>();
@@ -59,7 +69,11 @@ export function batchKeysBody<Field extends string>(field: Field, max: number, d
 }
 
 /** POST /v1/match/batch: each record is a POST /v1/match body, checked on its own (a bad one fails only itself). */
-export const matchBatchBody = batchBody('records', MATCH_BATCH_MAX, z.unknown().meta({ description: 'A `POST /v1/match` body; checked record by record.' })).meta({ id: 'MatchBatchRequest' });
+export const matchBatchBody = batchBody(
+  'records',
+  MATCH_BATCH_MAX,
+  z.unknown().meta({ description: 'A `POST /v1/match` body; checked record by record.' }),
+).meta({ id: 'MatchBatchRequest' });
 
 export const matchBatchResult = z
   .object({ results: z.array(z.union([matchResult, errorBody])).meta({ description: 'In input order.' }) })
@@ -73,6 +87,12 @@ export async function matchBatch(services: SearchServices, records: readonly unk
 
 /** The 429 of a batch of `count` items the key's remaining budget cannot cover (see RateLimiter.takeWhole). */
 export function batchRefused(count: number, decision: RateDecision, windowS: number): ApiError {
-  const fits = count <= decision.limit ? `${decision.remaining} left of ${decision.limit}` : `more than the whole budget of ${decision.limit}; send smaller batches`;
-  return refused(`a batch of ${count} ${count === 1 ? 'item' : 'items'} needs ${count} requests of the budget (${decision.limit} requests per ${windowS} seconds): ${fits}`, decision);
+  const fits =
+    count <= decision.limit
+      ? `${decision.remaining} left of ${decision.limit}`
+      : `more than the whole budget of ${decision.limit}; send smaller batches`;
+  return refused(
+    `a batch of ${count} ${count === 1 ? 'item' : 'items'} needs ${count} requests of the budget (${decision.limit} requests per ${windowS} seconds): ${fits}`,
+    decision,
+  );
 }

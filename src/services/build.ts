@@ -15,7 +15,11 @@ import { ShortCache } from './shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const guards = { postgres: postgresGuard(log, config.storeWaitMs), redis: redisGuard(log, config.storeWaitMs), elastic: elasticGuard(log, config.storeWaitMs) };
+  const guards = {
+    postgres: postgresGuard(log, config.storeWaitMs),
+    redis: redisGuard(log, config.storeWaitMs),
+    elastic: elasticGuard(log, config.storeWaitMs),
+  };
   const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, guards.postgres);
   const redis = await connectRedis(config.redisUrl);
   const cache = new ResponseCache(redis, config.redisPrefix, guards.redis);

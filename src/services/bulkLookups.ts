@@ -20,7 +20,9 @@ const isbnsBody = batchKeysBody(
     'or one ISBN with and without hyphens, are the same ISBN, and a second spelling is refused as a repeat.',
   (isbn) => parseIsbn(isbn)?.isbn13 ?? isbn,
 ).meta({ id: 'IsbnBatchRequest' });
-const idsBody = batchKeysBody('ids', LOOKUP_BATCH_MAX, 'Ids of the route\'s kind; checked one by one, as their GET checks them.').meta({ id: 'IdBatchRequest' });
+const idsBody = batchKeysBody('ids', LOOKUP_BATCH_MAX, "Ids of the route's kind; checked one by one, as their GET checks them.").meta({
+  id: 'IdBatchRequest',
+});
 
 export interface BulkKind {
   family: PointFamily;
@@ -39,19 +41,52 @@ export interface BulkKind {
 function answerOf(key: BulkKind['key'], record: BulkKind['record'], schema: z.ZodType, id: string): z.ZodType {
   const result = z.object({
     [key]: z.string().meta({ description: 'As given.' }),
-    status: z.int().meta({ enum: [200, 400, 404, 410], description: 'What its GET answers (200 after following a merge; 410 for a deleted record).' }),
-    merged_into: z.string().optional().meta({ description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' }),
+    status: z
+      .int()
+      .meta({ enum: [200, 400, 404, 410], description: 'What its GET answers (200 after following a merge; 410 for a deleted record).' }),
+    merged_into: z
+      .string()
+      .optional()
+      .meta({ description: 'Present when the key was merged: the survivor, whose record this is. Use it from now on.' }),
     [record]: schema.optional(),
-    error: errorObject.optional().meta({ description: 'The error object of its GET\'s answer.' }),
+    error: errorObject.optional().meta({ description: "The error object of its GET's answer." }),
   });
   return z.object({ results: z.array(result).meta({ description: 'In input order.' }) }).meta({ id });
 }
 
 export const BULK_KINDS: readonly BulkKind[] = [
-  { family: 'isbn', body: isbnsBody, field: 'isbns', key: 'isbn', record: 'book', answer: answerOf('isbn', 'book', bookRecord, 'IsbnBatchResult') },
-  { family: 'books', body: idsBody, field: 'ids', key: 'id', record: 'book', answer: answerOf('id', 'book', bookRecord, 'BookBatchResult') },
-  { family: 'works', body: idsBody, field: 'ids', key: 'id', record: 'work', answer: answerOf('id', 'work', workRecord, 'WorkBatchResult') },
-  { family: 'authors', body: idsBody, field: 'ids', key: 'id', record: 'author', answer: answerOf('id', 'author', authorRecord, 'AuthorBatchResult') },
+  {
+    family: 'isbn',
+    body: isbnsBody,
+    field: 'isbns',
+    key: 'isbn',
+    record: 'book',
+    answer: answerOf('isbn', 'book', bookRecord, 'IsbnBatchResult'),
+  },
+  {
+    family: 'books',
+    body: idsBody,
+    field: 'ids',
+    key: 'id',
+    record: 'book',
+    answer: answerOf('id', 'book', bookRecord, 'BookBatchResult'),
+  },
+  {
+    family: 'works',
+    body: idsBody,
+    field: 'ids',
+    key: 'id',
+    record: 'work',
+    answer: answerOf('id', 'work', workRecord, 'WorkBatchResult'),
+  },
+  {
+    family: 'authors',
+    body: idsBody,
+    field: 'ids',
+    key: 'id',
+    record: 'author',
+    answer: answerOf('id', 'author', authorRecord, 'AuthorBatchResult'),
+  },
 ];
 
 /** The keys of a bulk lookup body (`{"isbns": [...]}` or `{"ids": [...]}`): a 400 naming the problem when it is no such list. */
@@ -66,7 +101,12 @@ export function bulkKeys(kind: BulkKind, body: unknown): string[] {
  * its survivor, named in `merged_into`) or the error object. Records are spliced in as the cache
  * holds them, so each is byte for byte what its GET answers.
  */
-export async function bulkLookup(services: Pick<Services, 'reads' | 'pointCache'>, requestId: string, kind: BulkKind, keys: readonly string[]): Promise<string> {
+export async function bulkLookup(
+  services: Pick<Services, 'reads' | 'pointCache'>,
+  requestId: string,
+  kind: BulkKind,
+  keys: readonly string[],
+): Promise<string> {
   const results = await Promise.all(
     keys.map(async (key) => {
       const head = `${JSON.stringify(kind.key)}:${JSON.stringify(key)}`;

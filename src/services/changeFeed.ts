@@ -37,7 +37,9 @@ export const changesQuery = z.object({
   since: z
     .string({ error: SINCE_REQUIRED })
     .min(1, SINCE_REQUIRED)
-    .regex(/^\d{1,18}$/, { error: (issue) => `malformed since cursor "${String(issue.input)}": expected a cursor returned as "next", or 0` })
+    .regex(/^\d{1,18}$/, {
+      error: (issue) => `malformed since cursor "${String(issue.input)}": expected a cursor returned as "next", or 0`,
+    })
     .meta({ description: 'A `next` cursor from an earlier page, or `0` for the beginning.', example: '0' }),
   limit: limitParam(CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT).meta({ description: 'Changes per page.' }),
 });
@@ -48,7 +50,12 @@ export const changesQuery = z.object({
  * never skips a change that commits later. A full page can never change again and is cached; the
  * page at the head of the feed is always read fresh.
  */
-export async function changesSince(db: Queryable, shortCache: ShortCache, since: string | undefined, limitText: string | undefined): Promise<ChangePage> {
+export async function changesSince(
+  db: Queryable,
+  shortCache: ShortCache,
+  since: string | undefined,
+  limitText: string | undefined,
+): Promise<ChangePage> {
   const { limit } = parseInput(changesQuery, { since, limit: limitText });
   const cursor = Number(since);
   if (cursor > (await lastSeq(db))) throw badRequest(`unknown since cursor "${since}": it is ahead of the feed`);

@@ -20,7 +20,10 @@ export interface Merged {
 
 /** The body of a lookup's 301 for a merged id. */
 export const mergedBody = z
-  .object({ merged_into: z.string().meta({ description: 'The final survivor\'s id.' }), location: z.string().meta({ description: 'Its URL, as in `Location`.' }) })
+  .object({
+    merged_into: z.string().meta({ description: "The final survivor's id." }),
+    location: z.string().meta({ description: 'Its URL, as in `Location`.' }),
+  })
   .meta({ id: 'Merged' });
 
 export const isMerged = (answer: object): answer is Merged => 'mergedInto' in answer;
@@ -33,7 +36,11 @@ const MAX_MERGE_HOPS = 3;
  * Follows a merged id to its survivor the way an HTTP client follows the 301: `survivor` answers
  * what the survivor's Location answers, until that is a record. Says which id it ended at.
  */
-export async function followMerges<A extends object>(asked: string, first: A | Merged, survivor: (merged: Merged) => Promise<A | Merged>): Promise<{ answer: A; mergedInto: string | null }> {
+export async function followMerges<A extends object>(
+  asked: string,
+  first: A | Merged,
+  survivor: (merged: Merged) => Promise<A | Merged>,
+): Promise<{ answer: A; mergedInto: string | null }> {
   let answer = first;
   let mergedInto: string | null = null;
   for (let hops = 0; isMerged(answer); hops++) {
@@ -45,7 +52,13 @@ export async function followMerges<A extends object>(asked: string, first: A | M
 }
 
 /** A lookup's record, or its 301; else the 404 (`missing`) or the 410 of a deleted record (`named` was deleted). */
-function resolve<T>(lookup: Lookup<T>, family: string, named: string, shows: (record: T) => string[], missing = `${named} not found`): Resolved<T> {
+function resolve<T>(
+  lookup: Lookup<T>,
+  family: string,
+  named: string,
+  shows: (record: T) => string[],
+  missing = `${named} not found`,
+): Resolved<T> {
   if (!lookup) throw notFound(missing);
   if ('deleted' in lookup) throw gone(`${named} was deleted: its source withdrew the record, so it is no longer in the catalogue`);
   if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: `/v1/${family}/${lookup.mergedInto}` };
@@ -74,7 +87,13 @@ export function requireIsbn(text: string): NonNullable<ReturnType<typeof parseIs
 
 export async function bookByIsbn(reads: PointReads, text: string): Promise<Resolved<BookRecord>> {
   const isbn = requireIsbn(text);
-  return resolve(await reads.bookByIsbn13(isbn.isbn13), 'books', `the book with ISBN ${isbn.isbn13}`, bookShows, `no book with ISBN ${isbn.isbn13}`);
+  return resolve(
+    await reads.bookByIsbn13(isbn.isbn13),
+    'books',
+    `the book with ISBN ${isbn.isbn13}`,
+    bookShows,
+    `no book with ISBN ${isbn.isbn13}`,
+  );
 }
 
 export async function bookById(reads: PointReads, id: string): Promise<Resolved<BookRecord>> {
@@ -93,8 +112,5 @@ export async function workById(reads: PointReads, id: string): Promise<Resolved<
 
 export async function authorById(reads: PointReads, id: string): Promise<Resolved<AuthorRecord>> {
   requireId('author', id);
-  return resolve(await reads.author(id), 'authors', `author ${id}`, (author) => [
-    author.id,
-    ...author.works.map((work) => work.id),
-  ]);
+  return resolve(await reads.author(id), 'authors', `author ${id}`, (author) => [author.id, ...author.works.map((work) => work.id)]);
 }

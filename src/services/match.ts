@@ -38,9 +38,16 @@ const textField = (name: string, description: string) =>
 const YEAR_MESSAGE = 'year must be an integer such as 1997';
 
 const matchFields = {
-  title: textField('title', 'As written anywhere: with or without subtitle, series in parentheses, leading article.').meta({ example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)' }),
-  isbn: textField('isbn', 'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.'),
-  author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({ example: 'Rowling, J.K.' }),
+  title: textField('title', 'As written anywhere: with or without subtitle, series in parentheses, leading article.').meta({
+    example: 'Harry Potter and the Sorcerers Stone (Harry Potter, #1)',
+  }),
+  isbn: textField(
+    'isbn',
+    'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.',
+  ),
+  author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({
+    example: 'Rowling, J.K.',
+  }),
   year: z
     .int({ error: YEAR_MESSAGE })
     .min(-9999, YEAR_MESSAGE)
@@ -59,7 +66,9 @@ const matchFields = {
 export const matchRequest = z
   .strictObject(matchFields, {
     error: (issue) =>
-      issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}": the fields are ${Object.keys(matchFields).join(', ')}` : 'request body must be a JSON object',
+      issue.code === 'unrecognized_keys'
+        ? `unknown field "${issue.keys[0]}": the fields are ${Object.keys(matchFields).join(', ')}`
+        : 'request body must be a JSON object',
   })
   .meta({ description: 'At least `title` or `isbn`; empty strings and nulls count as absent. Other fields are refused.' });
 
@@ -87,7 +96,8 @@ export function parseMatchRequest(body: unknown): MatchProbe {
   const { title, isbn: isbnText, author, year, publisher } = parseInput(matchRequest, body);
   if (title === null && isbnText === null) throw badRequest('title or isbn required');
   const isbn = isbnText === null ? null : parseIsbn(isbnText);
-  if (title === null && isbn === null) throw badRequest(`isbn "${isbnText}" is not a valid ISBN-10 or ISBN-13, and there is no title to match instead`);
+  if (title === null && isbn === null)
+    throw badRequest(`isbn "${isbnText}" is not a valid ISBN-10 or ISBN-13, and there is no title to match instead`);
   return { title, isbnText, isbn, author, year, publisher };
 }
 
@@ -100,15 +110,31 @@ export async function bookWithIsbn({ reads }: Pick<SearchServices, 'reads'>, isb
 }
 
 /** What to look up in the index for a record that has a title. */
-const candidateProbe = (title: string, author: string | null): CandidateProbe => ({ title: withoutTrailingParenthetical(splitTitle(title).title), fullTitle: title, author });
+const candidateProbe = (title: string, author: string | null): CandidateProbe => ({
+  title: withoutTrailingParenthetical(splitTitle(title).title),
+  fullTitle: title,
+  author,
+});
 
 /**
  * Which words of the records' titles are misspelt: none that the catalogue's titles hold. Asked
  * only when typos are tolerated; until then every word counts as a real one.
  */
-async function misspeltWords({ elastic, indices }: SearchServices, probes: readonly MatchProbe[], mode: Spelling): Promise<Misspelt | undefined> {
+async function misspeltWords(
+  { elastic, indices }: SearchServices,
+  probes: readonly MatchProbe[],
+  mode: Spelling,
+): Promise<Misspelt | undefined> {
   if (mode === 'exact') return undefined;
-  const asked = new Set(probes.flatMap((probe) => (probe.title === null ? [] : titleKey(probe.title).split(' ').filter((word) => word !== ''))));
+  const asked = new Set(
+    probes.flatMap((probe) =>
+      probe.title === null
+        ? []
+        : titleKey(probe.title)
+            .split(' ')
+            .filter((word) => word !== ''),
+    ),
+  );
   const known = await knownTitleWords(elastic, indices.books, [...asked]);
   return (word) => asked.has(word) && !known.has(word);
 }
@@ -119,7 +145,9 @@ async function misspeltWords({ elastic, indices }: SearchServices, probes: reado
  * would be the more confident), then the more read.
  */
 const better = (a: MatchCandidate, b: MatchCandidate): number =>
-  b.confidence - a.confidence || Number(a.book.kind !== 'book') - Number(b.book.kind !== 'book') || b.book.ratings_count - a.book.ratings_count;
+  b.confidence - a.confidence ||
+  Number(a.book.kind !== 'book') - Number(b.book.kind !== 'book') ||
+  b.book.ratings_count - a.book.ratings_count;
 
 /**
  * For each record, the candidates from its ISBN's book and the titles found, assessed, the best
@@ -128,17 +156,38 @@ const better = (a: MatchCandidate, b: MatchCandidate): number =>
  * books they find that `books` does not hold yet one read of PostgreSQL (added to it, so the typo
  * round reads only what the first round did not).
  */
-async function assessedCandidates(services: SearchServices, probes: readonly MatchProbe[], isbnBooks: readonly (BookRecord | null)[], mode: Spelling, books: Map<string, BookRecord>): Promise<MatchCandidate[][]> {
+async function assessedCandidates(
+  services: SearchServices,
+  probes: readonly MatchProbe[],
+  isbnBooks: readonly (BookRecord | null)[],
+  mode: Spelling,
+  books: Map<string, BookRecord>,
+): Promise<MatchCandidate[][]> {
   const { db, elastic, indices } = services;
-  const titled = probes.flatMap((probe, index) => (probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }]));
-  const [found, misspelt] = await Promise.all([matchCandidates(elastic, indices.books, titled.map(({ probe }) => probe), mode, CANDIDATE_POOL), misspeltWords(services, probes, mode)]);
+  const titled = probes.flatMap((probe, index) =>
+    probe.title === null ? [] : [{ index, probe: candidateProbe(probe.title, probe.author) }],
+  );
+  const [found, misspelt] = await Promise.all([
+    matchCandidates(
+      elastic,
+      indices.books,
+      titled.map(({ probe }) => probe),
+      mode,
+      CANDIDATE_POOL,
+    ),
+    misspeltWords(services, probes, mode),
+  ]);
   const titleIds: string[][] = probes.map(() => []);
   const workTitles = new Map<string, string | null>();
   titled.forEach(({ index }, at) => {
     for (const candidate of found[at]!) workTitles.set(candidate.id, candidate.workTitle);
     titleIds[index] = found[at]!.flatMap((candidate) => (candidate.id === isbnBooks[index]?.id ? [] : [candidate.id]));
   });
-  for (const book of await booksByIds(db, [...new Set(titleIds.flat())].filter((id) => !books.has(id)))) books.set(book.id, book);
+  for (const book of await booksByIds(
+    db,
+    [...new Set(titleIds.flat())].filter((id) => !books.has(id)),
+  ))
+    books.set(book.id, book);
   return probes.map((probe, index) => {
     const isbnBook = isbnBooks[index] ?? null;
     const assessed = [...(isbnBook ? [isbnBook] : []), ...titleIds[index]!.flatMap((id) => books.get(id) ?? [])]
@@ -154,7 +203,12 @@ function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult
   const best = candidates[0];
   if (best === undefined) {
     const isbn = probe.isbnText === null ? 'absent' : probe.isbn === null ? 'invalid' : 'unknown';
-    return { match: null, confidence: 0, signals: { isbn, title: probe.title === null ? null : 0, author: null, year: null, publisher: null }, candidates };
+    return {
+      match: null,
+      confidence: 0,
+      signals: { isbn, title: probe.title === null ? null : 0, author: null, year: null, publisher: null },
+      candidates,
+    };
   }
   return { match: best.confidence >= MATCH_THRESHOLD ? best.book : null, confidence: best.confidence, signals: best.signals, candidates };
 }
@@ -169,9 +223,17 @@ async function findMatches(services: SearchServices, probes: readonly MatchProbe
   const isbnBooks = await Promise.all(probes.map((probe) => (probe.isbn === null ? null : bookWithIsbn(services, probe.isbn.isbn13))));
   const books = new Map<string, BookRecord>();
   const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact', books);
-  const retried = probes.flatMap((probe, index) => (probe.title !== null && (candidates[index]![0]?.confidence ?? 0) < MATCH_THRESHOLD ? [index] : []));
+  const retried = probes.flatMap((probe, index) =>
+    probe.title !== null && (candidates[index]![0]?.confidence ?? 0) < MATCH_THRESHOLD ? [index] : [],
+  );
   if (retried.length > 0) {
-    const typos = await assessedCandidates(services, retried.map((index) => probes[index]!), retried.map((index) => isbnBooks[index]!), 'typos', books);
+    const typos = await assessedCandidates(
+      services,
+      retried.map((index) => probes[index]!),
+      retried.map((index) => isbnBooks[index]!),
+      'typos',
+      books,
+    );
     retried.forEach((index, at) => (candidates[index] = typos[at]!));
   }
   return probes.map((probe, index) => resultFor(probe, candidates[index]!));
@@ -192,7 +254,10 @@ export async function matchBook(services: SearchServices, body: unknown): Promis
  */
 export async function matchBooks(services: SearchServices, bodies: readonly unknown[]): Promise<(MatchResult | ApiError)[]> {
   const matchInTurn = perTurn<MatchProbe, MatchResult>(async (groups) => {
-    const results = await findMatches(services, groups.map((group) => group.key));
+    const results = await findMatches(
+      services,
+      groups.map((group) => group.key),
+    );
     return groups.map((group, index) => new Array<MatchResult>(group.count).fill(results[index]!));
   });
   return Promise.all(

@@ -4,7 +4,13 @@ import type { Pool } from '../stores/postgres/pool.js';
 import type { ResponseCache } from '../stores/redis/responseCache.js';
 
 /** Merges FROM into INTO and drops every cached answer that showed either or anything that moved. */
-export async function merge(db: Pool, cache: ResponseCache | null, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
+export async function merge(
+  db: Pool,
+  cache: ResponseCache | null,
+  kind: EntityKind,
+  fromId: string,
+  intoId: string,
+): Promise<MergeOutcome> {
   for (const id of [fromId, intoId]) {
     if (kindOfId(id) !== kind) return { merged: false, refused: `${id} is not a ${kind} id` };
   }

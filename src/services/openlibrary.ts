@@ -20,7 +20,9 @@ const FAMILY: Record<OlKind, { kind: EntityKind; path: string }> = {
 const MAX_REDIRECT_HOPS = 5;
 
 /** The body of GET /v1/openlibrary/{key}'s 301: our record for the key. */
-export const openLibraryTarget = z.object({ id: z.string(), location: z.string() }).meta({ id: 'OpenLibraryTarget', example: { id: 'bk_5n1x7q0c2r9a', location: '/v1/books/bk_5n1x7q0c2r9a' } });
+export const openLibraryTarget = z
+  .object({ id: z.string(), location: z.string() })
+  .meta({ id: 'OpenLibraryTarget', example: { id: 'bk_5n1x7q0c2r9a', location: '/v1/books/bk_5n1x7q0c2r9a' } });
 
 export type OpenLibraryTarget = z.output<typeof openLibraryTarget>;
 
@@ -39,7 +41,10 @@ export async function resolveOpenLibraryKey(db: Queryable, asked: string): Promi
     const { kind: entity, path } = FAMILY[kind];
     const survivor = await survivorOf(db, entity, row.entity_id);
     if (!survivor) throw notFound(`no record with Open Library key ${asked}`);
-    if (survivor.deleted) throw gone(`${entity} ${survivor.id} (Open Library ${asked}) was deleted: its source withdrew the record, so it is no longer in the catalogue`);
+    if (survivor.deleted)
+      throw gone(
+        `${entity} ${survivor.id} (Open Library ${asked}) was deleted: its source withdrew the record, so it is no longer in the catalogue`,
+      );
     return { id: survivor.id, location: `/v1/${path}/${survivor.id}` };
   }
   throw notFound(`Open Library key ${asked} redirects more than ${MAX_REDIRECT_HOPS} times`);

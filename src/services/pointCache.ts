@@ -37,7 +37,12 @@ export class PointCache {
    * `admission` (the request's rate-limit decision) settles before anything is answered or read
    * from the stores; the cache read travels to Redis beside it.
    */
-  async answer(key: string, requestId: string, read: () => Promise<Resolved<unknown>>, admission: Promise<void> = Promise.resolve()): Promise<PointAnswer> {
+  async answer(
+    key: string,
+    requestId: string,
+    read: () => Promise<Resolved<unknown>>,
+    admission: Promise<void> = Promise.resolve(),
+  ): Promise<PointAnswer> {
     const [found] = await Promise.all([this.lookup(key, requestId), admission]);
     if (found && 'hit' in found) {
       this.counts.hits += 1;

@@ -26,7 +26,12 @@ const CHECKS: Record<PointFamily, (key: string) => unknown> = {
 };
 
 /** Where a merged key's survivor is read: a merged edition's ISBN leads to the surviving book. */
-const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = { isbn: 'books', books: 'books', works: 'works', authors: 'authors' };
+const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = {
+  isbn: 'books',
+  books: 'books',
+  works: 'works',
+  authors: 'authors',
+};
 
 /** The URL path GET asks for `key`, as a client spells it: the cache key of its answer. */
 export const pointPath = (family: PointFamily, key: string): string => `/v1/${family}/${encodeURIComponent(key)}`;
@@ -38,7 +43,14 @@ type PointServices = Pick<Services, 'reads' | 'pointCache'>;
  * a key that cannot be one of its family is refused before the cache is read. `admission` (the
  * request's rate-limit decision, under way) settles first, whatever the answer.
  */
-export async function pointAnswer(services: PointServices, requestId: string, family: PointFamily, key: string, path = pointPath(family, key), admission: Promise<void> = Promise.resolve()): Promise<PointAnswer> {
+export async function pointAnswer(
+  services: PointServices,
+  requestId: string,
+  family: PointFamily,
+  key: string,
+  path = pointPath(family, key),
+  admission: Promise<void> = Promise.resolve(),
+): Promise<PointAnswer> {
   try {
     CHECKS[family](key);
   } catch (error) {
@@ -57,8 +69,10 @@ export interface Followed {
 /** What GET answers for `key`, a merged id or ISBN followed to the survivor's own GET. */
 export async function pointFollowing(services: PointServices, requestId: string, family: PointFamily, key: string): Promise<Followed> {
   const survivorFamily = SURVIVOR_FAMILY[family];
-  const { answer, mergedInto } = await followMerges(key, await pointAnswer(services, requestId, family, key), ({ mergedInto: id, location }) =>
-    pointAnswer(services, requestId, survivorFamily, id, location),
+  const { answer, mergedInto } = await followMerges(
+    key,
+    await pointAnswer(services, requestId, family, key),
+    ({ mergedInto: id, location }) => pointAnswer(services, requestId, survivorFamily, id, location),
   );
   return { text: answer.text, mergedInto };
 }

@@ -22,14 +22,18 @@ const shownAsInteger = (min: number, max: number, fallback?: number): { override
 });
 
 /** An integer from `min` to `max`, or absent. */
-export const optionalInteger = (min: number, max: number, message: string) => integerText(min, max, message).optional().meta(shownAsInteger(min, max));
+export const optionalInteger = (min: number, max: number, message: string) =>
+  integerText(min, max, message).optional().meta(shownAsInteger(min, max));
 
 /** An integer from `min` to `max`, `fallback` when absent. */
 export const integerWithDefault = (min: number, max: number, fallback: number, message: string) =>
-  integerText(min, max, message).default(fallback).meta(shownAsInteger(min, max, fallback));
+  integerText(min, max, message)
+    .default(fallback)
+    .meta(shownAsInteger(min, max, fallback));
 
 /** A `limit` from 1 to `max`, `fallback` when absent. */
-export const limitParam = (fallback: number, max: number) => integerWithDefault(1, max, fallback, `limit must be an integer from 1 to ${max}`);
+export const limitParam = (fallback: number, max: number) =>
+  integerWithDefault(1, max, fallback, `limit must be an integer from 1 to ${max}`);
 
 /** The parameters of a query schema as text (absent: undefined), as a URL or a tool call gives them. */
 export type QueryText<Query extends { shape: object }> = Partial<Record<keyof Query['shape'], string>>;

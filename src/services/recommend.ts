@@ -20,7 +20,9 @@ export const RECOMMEND_MAX_LIMIT = 50;
 const SPARE_HITS = 10;
 
 /** The query of GET /v1/books/:id/recommendations (and the arguments of recommend_books besides the id). */
-export const recommendQuery = z.object({ limit: limitParam(RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT).meta({ description: 'Books to recommend.' }) });
+export const recommendQuery = z.object({
+  limit: limitParam(RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT).meta({ description: 'Books to recommend.' }),
+});
 
 export const recommendations = z
   .object({ book_id: z.string(), results: z.array(bookHit).meta({ description: 'Best first, at most `limit`.' }) })
@@ -28,7 +30,11 @@ export const recommendations = z
 
 export type Recommendations = z.output<typeof recommendations>;
 
-export async function recommendFor(services: SearchServices, id: string, limitText: string | undefined): Promise<Resolved<Recommendations>> {
+export async function recommendFor(
+  services: SearchServices,
+  id: string,
+  limitText: string | undefined,
+): Promise<Resolved<Recommendations>> {
   const { limit } = parseInput(recommendQuery, { limit: limitText });
   const found = await bookById(services.reads, id);
   if ('mergedInto' in found) {
@@ -47,8 +53,21 @@ export async function recommendFor(services: SearchServices, id: string, limitTe
         book.work_id,
       ),
     ]);
-    const hits = await recommendationHits(services.elastic, services.indices.books, { book, alsoLiked, authorAlsoLiked }, limit + SPARE_HITS);
-    const found = await hydrate(hits, (found) => booksByIds(services.db, found.map((one) => one.id)), (score, other) => ({ score, book: other }));
+    const hits = await recommendationHits(
+      services.elastic,
+      services.indices.books,
+      { book, alsoLiked, authorAlsoLiked },
+      limit + SPARE_HITS,
+    );
+    const found = await hydrate(
+      hits,
+      (found) =>
+        booksByIds(
+          services.db,
+          found.map((one) => one.id),
+        ),
+      (score, other) => ({ score, book: other }),
+    );
     const results = found.filter((hit) => hit.book.work_id !== book.work_id && !likelySameWork(book, hit.book)).slice(0, limit);
     return { value: { book_id: id, results }, cacheable: true };
   });

@@ -27,7 +27,7 @@ export const RECONCILE_PROPERTIES = [
   { id: 'author', name: 'Author', description: 'An author\'s name in any common form, or several ("Rowling, J.K.; Mary GrandPré").' },
   { id: 'isbn', name: 'ISBN', description: 'ISBN-10 or ISBN-13, hyphens allowed: a matching ISBN decides.' },
   { id: 'year', name: 'Year', description: 'Year of publication.' },
-  { id: 'publisher', name: 'Publisher', description: 'The publisher\'s name.' },
+  { id: 'publisher', name: 'Publisher', description: "The publisher's name." },
 ] as const;
 
 const DEFAULT_LIMIT = 3;
@@ -62,8 +62,16 @@ export function reconcileManifest(origin: string) {
 /** GET /reconcile/suggest/property: the properties whose id, name or description starts a word with `prefix`. */
 export function suggestProperties(prefix: string | undefined) {
   const wanted = (prefix ?? '').trim().toLowerCase();
-  const fits = (text: string) => text.toLowerCase().split(/\W+/u).some((word) => word.startsWith(wanted));
-  return { result: RECONCILE_PROPERTIES.filter((property) => wanted === '' || fits(property.id) || fits(property.name)).map(({ id, name, description }) => ({ id, name, description })) };
+  const fits = (text: string) =>
+    text
+      .toLowerCase()
+      .split(/\W+/u)
+      .some((word) => word.startsWith(wanted));
+  return {
+    result: RECONCILE_PROPERTIES.filter((property) => wanted === '' || fits(property.id) || fits(property.name)).map(
+      ({ id, name, description }) => ({ id, name, description }),
+    ),
+  };
 }
 
 // The query batch, as the 0.2 schema (reconciliation-query-batch.json) has it.
@@ -71,15 +79,30 @@ const propertyValue = z.union([z.string(), z.number(), z.boolean(), z.object({ i
 const reconciliationQuery = z
   .strictObject({
     query: z.string().optional().meta({ description: 'A title (book, work) or a name (author).' }),
-    type: z.union([z.string(), z.array(z.string())]).optional().meta({ description: `The first known one counts (${RECONCILE_TYPES.map((type) => `\`${type.id}\``).join(', ')}); \`book\` when absent.` }),
-    limit: z.int().positive().optional().meta({ description: `Candidates at most (default ${DEFAULT_LIMIT}; books and works at most ${MATCH_CANDIDATES_SHOWN}, authors ${AUTHOR_MAX_LIMIT}).` }),
+    type: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .meta({
+        description: `The first known one counts (${RECONCILE_TYPES.map((type) => `\`${type.id}\``).join(', ')}); \`book\` when absent.`,
+      }),
+    limit: z
+      .int()
+      .positive()
+      .optional()
+      .meta({
+        description: `Candidates at most (default ${DEFAULT_LIMIT}; books and works at most ${MATCH_CANDIDATES_SHOWN}, authors ${AUTHOR_MAX_LIMIT}).`,
+      }),
     properties: z
       .array(z.object({ pid: z.string(), v: z.union([propertyValue, z.array(propertyValue)]) }))
       .optional()
-      .meta({ description: `Property values: ${RECONCILE_PROPERTIES.map((property) => `\`${property.id}\``).join(', ')}; others are ignored.` }),
+      .meta({
+        description: `Property values: ${RECONCILE_PROPERTIES.map((property) => `\`${property.id}\``).join(', ')}; others are ignored.`,
+      }),
     type_strict: z.enum(['any', 'should', 'all']).optional(),
   })
-  .refine((query) => query.query !== undefined || (query.properties?.length ?? 0) > 0, { message: 'query or a non-empty properties is required' })
+  .refine((query) => query.query !== undefined || (query.properties?.length ?? 0) > 0, {
+    message: 'query or a non-empty properties is required',
+  })
   .meta({ id: 'ReconciliationQuery', description: 'A 0.2 reconciliation query: `query` or a non-empty `properties` is required.' });
 
 /** A query batch: queries by the client's ids ("q0", "q1", ...). */
@@ -94,12 +117,20 @@ export function parseQueryBatch(batch: unknown): [string, ReconciliationQuery][]
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? `queries.${issue.path.join('.')}: ` : 'queries: ';
-    throw badRequest(`${where}${issue.code === 'invalid_type' && issue.path.length === 0 ? 'must be a JSON object of queries {"q0": {"query": "..."}}' : issue.message}`);
+    throw badRequest(
+      `${where}${issue.code === 'invalid_type' && issue.path.length === 0 ? 'must be a JSON object of queries {"q0": {"query": "..."}}' : issue.message}`,
+    );
   }
   const queries = Object.entries(parsed.data);
   // An empty batch asks nothing: it is a client's mistake (a form field lost on the way), not a question.
-  if (queries.length === 0) throw badRequest('queries: the batch names no query; send at least one, e.g. {"q0": {"query": "The Hunger Games"}}');
-  if (queries.length > MATCH_BATCH_MAX) throw new ApiError(413, 'payload_too_large', `${queries.length} queries in one batch; at most ${MATCH_BATCH_MAX} (the manifest's batchSize)`);
+  if (queries.length === 0)
+    throw badRequest('queries: the batch names no query; send at least one, e.g. {"q0": {"query": "The Hunger Games"}}');
+  if (queries.length > MATCH_BATCH_MAX)
+    throw new ApiError(
+      413,
+      'payload_too_large',
+      `${queries.length} queries in one batch; at most ${MATCH_BATCH_MAX} (the manifest's batchSize)`,
+    );
   return queries;
 }
 
@@ -111,8 +142,13 @@ const candidate = z
     name: z.string(),
     description: z.string().optional(),
     score: z.number().min(0).max(100).meta({ description: 'Our confidence on 0 to 100.' }),
-    match: z.boolean().meta({ description: 'True only for the candidate `POST /v1/match` would return as its match (authors: the same name, and no other candidate\'s).' }),
-    features: z.array(z.object({ id: z.string(), value: z.union([z.number(), z.boolean()]) })).meta({ description: 'The signals: `confidence`, then those of the match.' }),
+    match: z.boolean().meta({
+      description:
+        "True only for the candidate `POST /v1/match` would return as its match (authors: the same name, and no other candidate's).",
+    }),
+    features: z
+      .array(z.object({ id: z.string(), value: z.union([z.number(), z.boolean()]) }))
+      .meta({ description: 'The signals: `confidence`, then those of the match.' }),
     type: z.array(z.object({ id: z.enum(typeIds), name: z.string() })),
   })
   .meta({ id: 'ReconciliationCandidate' });
@@ -130,11 +166,20 @@ function typeOf(query: ReconciliationQuery): TypeId | null {
   return (asked.find((id) => RECONCILE_TYPES.some((type) => type.id === id)) as TypeId | undefined) ?? null;
 }
 
-const text = (value: PropertyValue): string | null => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : typeof value === 'object' ? (value.name ?? value.id) : null);
+const text = (value: PropertyValue): string | null =>
+  typeof value === 'string'
+    ? value
+    : typeof value === 'number'
+      ? String(value)
+      : typeof value === 'object'
+        ? (value.name ?? value.id)
+        : null;
 
 /** The values given for a property (case aside), as text. */
 function propertyTexts(query: ReconciliationQuery, pid: string): string[] {
-  return (query.properties ?? []).filter((property) => property.pid.toLowerCase() === pid).flatMap((property) => [property.v].flat().flatMap((value) => text(value)?.trim() || []));
+  return (query.properties ?? [])
+    .filter((property) => property.pid.toLowerCase() === pid)
+    .flatMap((property) => [property.v].flat().flatMap((value) => text(value)?.trim() || []));
 }
 
 /**
@@ -148,7 +193,9 @@ function matchRecord(query: ReconciliationQuery): Record<string, string | number
   if (isbn !== undefined) record.isbn = isbn;
   const authors = propertyTexts(query, 'author');
   if (authors.length > 0) record.author = authors.join('; ');
-  const year = propertyTexts(query, 'year').map((value) => /(?<!\d)(\d{3,4})(?!\d)/.exec(value)?.[1]).find((found) => found !== undefined);
+  const year = propertyTexts(query, 'year')
+    .map((value) => /(?<!\d)(\d{3,4})(?!\d)/.exec(value)?.[1])
+    .find((found) => found !== undefined);
   if (year !== undefined) record.year = Number(year);
   const [publisher] = propertyTexts(query, 'publisher');
   if (publisher !== undefined) record.publisher = publisher;
@@ -158,7 +205,12 @@ function matchRecord(query: ReconciliationQuery): Record<string, string | number
 const score = (confidence: number): number => Math.round(confidence * 1000) / 10;
 
 function describeBook(book: BookRecord): string {
-  const parts = [book.authors.map((author) => author.name).join(', '), book.year === null ? '' : String(book.year), book.publisher ?? '', book.isbn_13 === null ? '' : `ISBN ${book.isbn_13}`];
+  const parts = [
+    book.authors.map((author) => author.name).join(', '),
+    book.year === null ? '' : String(book.year),
+    book.publisher ?? '',
+    book.isbn_13 === null ? '' : `ISBN ${book.isbn_13}`,
+  ];
   return parts.filter((part) => part !== '').join(' · ');
 }
 
@@ -169,7 +221,8 @@ function matchFeatures(candidate: MatchCandidate, type: 'book' | 'work'): Candid
     const value = signals[name];
     if (value !== null) features.push({ id: name, value });
   }
-  if (signals.isbn !== 'absent' && signals.isbn !== 'invalid') features.push({ id: 'isbn', value: signals.isbn === 'match' || (type === 'work' && signals.isbn === 'other_edition') });
+  if (signals.isbn !== 'absent' && signals.isbn !== 'invalid')
+    features.push({ id: 'isbn', value: signals.isbn === 'match' || (type === 'work' && signals.isbn === 'other_edition') });
   return features;
 }
 
@@ -223,10 +276,16 @@ async function authorCandidates(services: SearchServices, name: string, limit: n
  * candidates. Each candidate list is at most `limit` long (default 3; 5 for books and works,
  * which is all /v1/match shows).
  */
-export async function reconcile(services: SearchServices, queries: readonly [string, ReconciliationQuery][]): Promise<z.output<typeof resultBatch>> {
+export async function reconcile(
+  services: SearchServices,
+  queries: readonly [string, ReconciliationQuery][],
+): Promise<z.output<typeof resultBatch>> {
   const typed = queries.map(([id, query]) => ({ id, query, type: typeOf(query), limit: query.limit ?? DEFAULT_LIMIT }));
   const matched = typed.filter(({ type }) => type === 'book' || type === 'work');
-  const answers = await matchBooks(services, matched.map(({ query }) => matchRecord(query)));
+  const answers = await matchBooks(
+    services,
+    matched.map(({ query }) => matchRecord(query)),
+  );
   const matchOf = new Map(matched.map(({ id }, index) => [id, answers[index]!]));
   const results = await Promise.all(
     typed.map(async ({ id, query, type, limit }): Promise<[string, { result: Candidate[] }]> => {

@@ -5,7 +5,12 @@ import { authorKey } from '../domain/names.js';
 import { authorSummary, bookRecord } from '../domain/records.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { parseInput } from '../errors.js';
-import { searchAuthors as searchAuthorIndex, searchBooks as searchBookIndex, type BookSearch, type ScoredId } from '../stores/elasticsearch/search.js';
+import {
+  searchAuthors as searchAuthorIndex,
+  searchBooks as searchBookIndex,
+  type BookSearch,
+  type ScoredId,
+} from '../stores/elasticsearch/search.js';
 import { authorSummariesOf, booksByIds } from '../stores/postgres/catalogue.js';
 import { integerWithDefault, limitParam, optionalInteger, type QueryText } from './queryParams.js';
 import type { Services } from './context.js';
@@ -46,7 +51,8 @@ const paging = (what: string) => ({
 const withinWindow = ({ limit, offset }: { limit: number; offset: number }): boolean => offset + limit <= SEARCH_MAX_WINDOW;
 const WINDOW = { error: `offset + limit must be at most ${SEARCH_MAX_WINDOW}` };
 
-const year = (name: string, description: string) => optionalInteger(-9999, 9999, `${name} must be a year (an integer of at most 4 digits)`).meta({ description });
+const year = (name: string, description: string) =>
+  optionalInteger(-9999, 9999, `${name} must be a year (an integer of at most 4 digits)`).meta({ description });
 
 /** The query of GET /v1/books/search (and the arguments of search_books). */
 export const bookSearchQuery = z
@@ -54,14 +60,21 @@ export const bookSearchQuery = z
     q: q('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.', 'hunger games'),
     author_id: z
       .string()
-      .refine((id) => kindOfId(id) === 'author', { error: (issue) => `author_id must be an author id (au_...), got "${String(issue.input)}"` })
+      .refine((id) => kindOfId(id) === 'author', {
+        error: (issue) => `author_id must be an author id (au_...), got "${String(issue.input)}"`,
+      })
       .optional()
       .meta({ description: 'Only books crediting this author (an `au_` id of a live author).', pattern: '^au_' }),
     language: z
       .string()
-      .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z]{2,4})?$/, { error: (issue) => `language must be a language code such as eng or en-US, got "${String(issue.input)}"` })
+      .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z]{2,4})?$/, {
+        error: (issue) => `language must be a language code such as eng or en-US, got "${String(issue.input)}"`,
+      })
       .optional()
-      .meta({ description: 'Only books in this language, as the records spell it (`eng`, `en-US`, `spa`). Books of unknown language are left out.' }),
+      .meta({
+        description:
+          'Only books in this language, as the records spell it (`eng`, `en-US`, `spa`). Books of unknown language are left out.',
+      }),
     year_from: year('year_from', 'Only books published in this year or later. Books of unknown year are left out by either year filter.'),
     year_to: year('year_to', 'Only books published in this year or earlier.'),
     editions: z.enum(['best', 'all'], { error: 'editions must be best or all' }).default('best').meta({
@@ -69,18 +82,24 @@ export const bookSearchQuery = z
     }),
     ...paging('Results'),
   })
-  .refine(({ year_from: from, year_to: to }) => from === undefined || to === undefined || from <= to, { error: 'year_from must not be after year_to' })
+  .refine(({ year_from: from, year_to: to }) => from === undefined || to === undefined || from <= to, {
+    error: 'year_from must not be after year_to',
+  })
   .refine(withinWindow, WINDOW);
 
 /** The query of GET /v1/authors/search (and the arguments of search_authors). */
-export const authorSearchQuery = z.object({ q: q('A name, or part of one.', 'rowling'), ...paging('Results') }).refine(withinWindow, WINDOW);
+export const authorSearchQuery = z
+  .object({ q: q('A name, or part of one.', 'rowling'), ...paging('Results') })
+  .refine(withinWindow, WINDOW);
 
 /** The query parameters of a search as text (absent: undefined), as a URL or a tool call gives them. */
 export type BookSearchParams = QueryText<typeof bookSearchQuery>;
 export type AuthorSearchParams = QueryText<typeof authorSearchQuery>;
 
 const scored = <Key extends string, Item extends z.ZodType>(key: Key, item: Item) =>
-  z.object({ score: z.number().meta({ description: 'Relevance: higher is better. Comparable within one answer only.' }), [key]: item } as { score: z.ZodNumber } & { [K in Key]: Item });
+  z.object({ score: z.number().meta({ description: 'Relevance: higher is better. Comparable within one answer only.' }), [key]: item } as {
+    score: z.ZodNumber;
+  } & { [K in Key]: Item });
 
 export const bookHit = scored('book', bookRecord).meta({ id: 'ScoredBook' });
 export const authorHit = scored('author', authorSummary).meta({ id: 'ScoredAuthor' });
@@ -138,7 +157,11 @@ function bookSearch(params: BookSearchParams): BookSearch {
 const roundScore = (score: number): number => Math.round(score * 1000) / 1000;
 
 /** Pairs hits with their records from PostgreSQL; a hit whose record is gone or merged since it was indexed is left out. */
-export async function hydrate<Hit extends ScoredId, R extends { id: string }, H>(hits: Hit[], records: (hits: Hit[]) => Promise<R[]>, hit: (score: number, record: R) => H): Promise<H[]> {
+export async function hydrate<Hit extends ScoredId, R extends { id: string }, H>(
+  hits: Hit[],
+  records: (hits: Hit[]) => Promise<R[]>,
+  hit: (score: number, record: R) => H,
+): Promise<H[]> {
   const byId = new Map((await records(hits)).map((record) => [record.id, record]));
   return hits.flatMap((found) => {
     const record = byId.get(found.id);
@@ -151,7 +174,15 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
   const search = bookSearch(params);
   return services.shortCache.through(`search:books:${JSON.stringify(search)}`, async () => {
     const page = await searchBookIndex(services.elastic, services.indices.books, search);
-    const results = await hydrate(page.hits, (hits) => booksByIds(services.db, hits.map((found) => found.id)), (score, book) => ({ score, book }));
+    const results = await hydrate(
+      page.hits,
+      (hits) =>
+        booksByIds(
+          services.db,
+          hits.map((found) => found.id),
+        ),
+      (score, book) => ({ score, book }),
+    );
     return { value: { total: page.total, limit: search.limit, offset: search.offset, results }, cacheable: true };
   });
 }
@@ -162,7 +193,11 @@ export async function searchAuthors(services: SearchServices, params: AuthorSear
   const search = { text, nameKey: authorKey(text), limit, offset };
   return services.shortCache.through(`search:authors:${JSON.stringify(search)}`, async () => {
     const page = await searchAuthorIndex(services.elastic, services.indices.authors, search);
-    const results = await hydrate(page.hits, (hits) => authorSummariesOf(services.db, hits), (score, author) => ({ score, author }));
+    const results = await hydrate(
+      page.hits,
+      (hits) => authorSummariesOf(services.db, hits),
+      (score, author) => ({ score, author }),
+    );
     return { value: { total: page.total, limit: search.limit, offset: search.offset, results }, cacheable: true };
   });
 }

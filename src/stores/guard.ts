@@ -154,7 +154,10 @@ export class StoreGuard {
     }
     this.timeoutsInARow = 0;
     if (this.downSince !== null) {
-      this.log.info({ store: this.store, downMs: Date.now() - this.downSince, failed: this.failedUnreported }, `${this.store} available again`);
+      this.log.info(
+        { store: this.store, downMs: Date.now() - this.downSince, failed: this.failedUnreported },
+        `${this.store} available again`,
+      );
       this.downSince = null;
       this.failedUnreported = 0;
     }
@@ -179,7 +182,10 @@ export class StoreGuard {
     // The outage's count: a call past its wait while the store is up is not one of them.
     if (this.downSince !== null) this.failedUnreported += 1;
     if (this.downSince !== null && now - this.lastReport >= REPORT_EVERY_MS) {
-      this.log.error({ store: this.store, downMs: now - (this.downSince ?? now), failed: this.failedUnreported }, `${this.store} still unavailable`);
+      this.log.error(
+        { store: this.store, downMs: now - (this.downSince ?? now), failed: this.failedUnreported },
+        `${this.store} still unavailable`,
+      );
       this.failedUnreported = 0;
       this.lastReport = now;
     }

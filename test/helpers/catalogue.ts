@@ -52,9 +52,17 @@ interface LiveBookFilter {
 }
 
 /** Live books (not merged away) in id order: tests that change the catalogue take each their own slice by `offset`. */
-export function liveBooks(db: Pool, limit: number, filter: LiveBookFilter & { withIsbn: true }): Promise<(LiveBook & { isbn_13: string })[]>;
+export function liveBooks(
+  db: Pool,
+  limit: number,
+  filter: LiveBookFilter & { withIsbn: true },
+): Promise<(LiveBook & { isbn_13: string })[]>;
 export function liveBooks(db: Pool, limit: number, filter?: LiveBookFilter): Promise<LiveBook[]>;
-export async function liveBooks(db: Pool, limit: number, { offset = 0, withIsbn = false, titleWithout }: LiveBookFilter = {}): Promise<LiveBook[]> {
+export async function liveBooks(
+  db: Pool,
+  limit: number,
+  { offset = 0, withIsbn = false, titleWithout }: LiveBookFilter = {},
+): Promise<LiveBook[]> {
   const { rows } = await db.query<LiveBook>(
     `select id, title, work_id, isbn_13 from books
       where merged_into is null and ($3::boolean is false or isbn_13 is not null) and ($4::text is null or strpos(title, $4) = 0)
@@ -71,6 +79,9 @@ export const liveBookIds = async (db: Pool, limit: number, offset = 0): Promise<
 export async function retitle(db: Pool, bookIds: readonly string[], title: (id: string) => string): Promise<void> {
   await withTransaction(db, async (client) => {
     for (const id of bookIds) await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title(id)]);
-    await recordChanges(client, bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
+    await recordChanges(
+      client,
+      bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })),
+    );
   });
 }

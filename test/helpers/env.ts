@@ -70,7 +70,9 @@ export async function dropDatabase(databaseUrl: string): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   try {
-    await admin.query(`drop database if exists ${pg.escapeIdentifier(decodeURIComponent(new URL(databaseUrl).pathname.slice(1)))} with (force)`);
+    await admin.query(
+      `drop database if exists ${pg.escapeIdentifier(decodeURIComponent(new URL(databaseUrl).pathname.slice(1)))} with (force)`,
+    );
   } finally {
     await admin.end();
   }
@@ -108,7 +110,11 @@ export function useApi(
     fixture.server = await startTestServer(fixture.world, options.server);
     Object.assign(fixture, await newKey(fixture.world));
     fixture.get = (path, init = {}) =>
-      fetch(`${fixture.server.url}${path}`, { redirect: 'manual', ...init, headers: { ...fixture.auth, ...(init.headers as Record<string, string>) } });
+      fetch(`${fixture.server.url}${path}`, {
+        redirect: 'manual',
+        ...init,
+        headers: { ...fixture.auth, ...(init.headers as Record<string, string>) },
+      });
   });
   test.after.always(async () => {
     await fixture.server?.stop();

@@ -55,7 +55,9 @@ export class RedisProcess {
   /** Starts it, unless it runs. */
   async start(): Promise<void> {
     if (this.child) return;
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     await until(() => accepts(this.port), 'redis-server');
   }
 
@@ -97,7 +99,12 @@ export class PostgresCluster {
   static async create(): Promise<PostgresCluster> {
     const dir = await mkdtemp(join(tmpdir(), 'bookmeta-pg-'));
     const cluster = new PostgresCluster(await freePort(), dir);
-    if (process.getuid?.() === 0) await chown(dir, Number((await runProcess('id', ['-u', 'postgres'])).stdout), Number((await runProcess('id', ['-g', 'postgres'])).stdout));
+    if (process.getuid?.() === 0)
+      await chown(
+        dir,
+        Number((await runProcess('id', ['-u', 'postgres'])).stdout),
+        Number((await runProcess('id', ['-g', 'postgres'])).stdout),
+      );
     await cluster.run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
     await cluster.start();
     return cluster;
@@ -123,7 +130,8 @@ export class PostgresCluster {
   }
 
   private async run(binary: string, args: string[]): Promise<void> {
-    const [command, commandArgs] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', postgresBin(binary), ...args]] : [postgresBin(binary), args];
+    const [command, commandArgs] =
+      process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', postgresBin(binary), ...args]] : [postgresBin(binary), args];
     const result = await runProcess(command, commandArgs);
     if (result.code !== 0) throw new Error(`${binary} ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   }

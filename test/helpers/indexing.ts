@@ -16,7 +16,9 @@ export function loaderDeps(world: TestWorld): LoaderDeps & { close(): Promise<vo
     aliases: indexAliases(world.config.indexPrefix),
     log: createLogger('silent'),
     async close() {
-      await es.indices.delete({ index: `${world.config.indexPrefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
+      await es.indices
+        .delete({ index: `${world.config.indexPrefix}*`, ignore_unavailable: true, allow_no_indices: true })
+        .catch(() => undefined);
       await es.close();
     },
   };
@@ -88,7 +90,11 @@ export async function assertIndexMatches(t: ExecutionContext, deps: LoaderDeps):
     t.deepEqual(missing, [], `${kind}: live in PostgreSQL but not indexed`);
     t.deepEqual(extra, [], `${kind}: indexed but not live in PostgreSQL`);
     const stale = built
-      .filter((doc) => JSON.stringify(withoutSeq(indexed.get(doc.id) ?? {})) !== JSON.stringify(withoutSeq(JSON.parse(doc.json) as Record<string, unknown>)))
+      .filter(
+        (doc) =>
+          JSON.stringify(withoutSeq(indexed.get(doc.id) ?? {})) !==
+          JSON.stringify(withoutSeq(JSON.parse(doc.json) as Record<string, unknown>)),
+      )
       .map((doc) => doc.id);
     t.deepEqual(stale, [], `${kind}: indexed document differs from PostgreSQL`);
   }

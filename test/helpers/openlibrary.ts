@@ -28,16 +28,25 @@ export async function catalogueFingerprint(db: Pool): Promise<Record<string, unk
               m.k as merged_into, b.deleted_at is not null as deleted
          from books b join k w on w.id = b.work_id left join k m on m.id = b.merged_into order by 1`,
     ),
-    credits: await query('select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3'),
+    credits: await query(
+      'select b.k as book, a.k as author, ba.position from book_authors ba join k b on b.id = ba.book_id join k a on a.id = ba.author_id order by 1, 3',
+    ),
     externalIds: await query('select e.k as entity, x.scheme, x.value from external_ids x join k e on e.id = x.entity_id order by 1, 2, 3'),
-    keys: await query('select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1'),
-    changes: (await db.query("select entity, operation, count(*)::int as n from changes where (entity, operation) <> ('book', 'update') group by 1, 2 order by 1, 2")).rows,
+    keys: await query(
+      'select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1',
+    ),
+    changes: (
+      await db.query(
+        "select entity, operation, count(*)::int as n from changes where (entity, operation) <> ('book', 'update') group by 1, 2 order by 1, 2",
+      )
+    ).rows,
     bookUpdates: (await db.query("select count(*)::int as n from changes where (entity, operation) = ('book', 'update')")).rows,
     spellings: (await db.query('select count(*)::int as n from author_names')).rows,
   };
 }
 
-export const lastChange = async (db: Pool): Promise<number> => Number((await db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq);
+export const lastChange = async (db: Pool): Promise<number> =>
+  Number((await db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq);
 
 /** The changes after `seq`, ids as identity keys, in a stable order (batches may group them differently). */
 export async function changesAfter(db: Pool, seq: number): Promise<unknown[]> {

@@ -28,7 +28,9 @@ export function parseScrape(text: string): Scrape {
 
 /** The samples of a family (or a histogram's series) whose labels include `labels`. */
 export function samples(scraped: Scrape, name: string, labels: Record<string, string> = {}): ParsedSample[] {
-  return (scraped.families.get(name)?.metrics ?? []).filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels?.[key] === value));
+  return (scraped.families.get(name)?.metrics ?? []).filter((sample) =>
+    Object.entries(labels).every(([key, value]) => sample.labels?.[key] === value),
+  );
 }
 
 /** The sum of the matching samples' values; null when none matches. */

@@ -31,7 +31,8 @@ export async function openSearchWorld(prepare: (world: TestWorld) => Promise<voi
       world,
       server,
       get: (path) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' }),
-      post: (path, body) => fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }),
+      post: (path, body) =>
+        fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }),
       async close() {
         await server.stop();
         await deps.close();

@@ -73,14 +73,16 @@ export const olWorkKey = (key: string): string => `ol:${key}`;
 export const ownWorkKey = (key: string): string => `ol-edition:${key}`;
 
 /** What a record maps to, as openlibrary_records keeps it: the first 64 bits of its md5, a signed bigint in decimal. */
-export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string => createHash('md5').update(JSON.stringify(mapped)).digest().readBigInt64BE(0).toString();
+export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string =>
+  createHash('md5').update(JSON.stringify(mapped)).digest().readBigInt64BE(0).toString();
 
 /**
  * The kind of a work Open Library names (or of one made for an edition) from the title and subtitle
  * it is written with: Open Library titles carry no series number. The digest needs no kind of its
  * own: the title and subtitle it derives from are in it.
  */
-export const olWorkKind = (named: { title: string; subtitle: string | null }): WorkKind => workKind({ title: named.title, subtitle: named.subtitle, seriesNumber: null });
+export const olWorkKind = (named: { title: string; subtitle: string | null }): WorkKind =>
+  workKind({ title: named.title, subtitle: named.subtitle, seriesNumber: null });
 
 /** The newest record of each key in the batch. */
 function newestByKey(records: readonly OlRecord[]): Map<string, OlRecord> {
@@ -130,7 +132,11 @@ class OlBatch {
     const newest = newestByKey(records);
     this.outcome.unchanged += records.length - newest.size;
     const referenced = [...newest.values()].flatMap((record) =>
-      record.type === 'edition' ? [...(record.edition.workKey ? [record.edition.workKey] : []), ...record.edition.authorKeys] : record.type === 'redirect' ? [record.location] : [],
+      record.type === 'edition'
+        ? [...(record.edition.workKey ? [record.edition.workKey] : []), ...record.edition.authorKeys]
+        : record.type === 'redirect'
+          ? [record.location]
+          : [],
     );
     this.known = await olRecords(this.client, [...new Set([...newest.keys(), ...referenced])]);
     await this.followRedirects(referenced);
@@ -140,7 +146,8 @@ class OlBatch {
       this.outcome.unchanged += 1;
       return false;
     });
-    const ofType = <T extends OlRecord['type']>(type: T) => fresh.filter((record): record is Extract<OlRecord, { type: T }> => record.type === type);
+    const ofType = <T extends OlRecord['type']>(type: T) =>
+      fresh.filter((record): record is Extract<OlRecord, { type: T }> => record.type === type);
 
     await this.authors(ofType('author'));
     await this.works(ofType('work'));
@@ -200,8 +207,21 @@ class OlBatch {
     const merged = await this.mergedEntities('authors', records);
     for (const record of records) {
       const { author } = record;
-      const fields = { name: author.name, bio: author.bio, birth_date: author.birthDate, death_date: author.deathDate, alternate_names: author.alternateNames };
-      const id = this.keyed('author', record, digestOf(author), merged, (id) => updates.push({ id, ...fields }), (id) => this.newAuthors.push({ id, name_key: olNameKey(record.key), ...fields }));
+      const fields = {
+        name: author.name,
+        bio: author.bio,
+        birth_date: author.birthDate,
+        death_date: author.deathDate,
+        alternate_names: author.alternateNames,
+      };
+      const id = this.keyed(
+        'author',
+        record,
+        digestOf(author),
+        merged,
+        (id) => updates.push({ id, ...fields }),
+        (id) => this.newAuthors.push({ id, name_key: olNameKey(record.key), ...fields }),
+      );
       this.identifiers(id, author.identifiers);
     }
     await updateKeyed(this.client, 'authors', updates);
@@ -212,8 +232,23 @@ class OlBatch {
     const merged = await this.mergedEntities('works', records);
     for (const record of records) {
       const { work } = record;
-      const fields = { title: work.title, subtitle: work.subtitle, kind: olWorkKind(work), subjects: work.subjects, description: work.description, original_year: work.firstPublishYear, cover_url: work.coverUrl };
-      this.keyed('work', record, digestOf(work), merged, (id) => updates.push({ id, ...fields }), (id) => this.newWorks.push({ id, work_key: olWorkKey(record.key), ...fields }));
+      const fields = {
+        title: work.title,
+        subtitle: work.subtitle,
+        kind: olWorkKind(work),
+        subjects: work.subjects,
+        description: work.description,
+        original_year: work.firstPublishYear,
+        cover_url: work.coverUrl,
+      };
+      this.keyed(
+        'work',
+        record,
+        digestOf(work),
+        merged,
+        (id) => updates.push({ id, ...fields }),
+        (id) => this.newWorks.push({ id, work_key: olWorkKey(record.key), ...fields }),
+      );
     }
     // A book's record shows its work's kind: a new kind changes the books too.
     for (const id of await booksOfKindChanges(this.client, updates)) this.change('book', id, 'update');
@@ -232,7 +267,14 @@ class OlBatch {
    * redirected one included) is updated unless the record maps to the same fields or the entity is
    * merged; a key without one gets a new entity. Answers its id.
    */
-  private keyed(kind: 'author' | 'work', record: OlRecord, digest: string, merged: ReadonlySet<string>, update: (id: string) => void, insert: (id: string) => void): string {
+  private keyed(
+    kind: 'author' | 'work',
+    record: OlRecord,
+    digest: string,
+    merged: ReadonlySet<string>,
+    update: (id: string) => void,
+    insert: (id: string) => void,
+  ): string {
     const prior = this.known.get(record.key);
     let id = prior?.entity_id ?? null;
     if (id && (prior?.digest === digest || merged.has(id))) this.outcome.unchanged += 1;
@@ -261,23 +303,55 @@ class OlBatch {
     const row = this.known.get(landing);
     if (row?.entity_id) return row.entity_id;
     const id = newId(kind);
-    if (kind === 'work') this.newWorks.push({ id, work_key: olWorkKey(landing), title: edition.title, subtitle: null, kind: olWorkKind(edition), subjects: [], description: null, original_year: null, cover_url: null });
-    else this.newAuthors.push({ id, name_key: olNameKey(landing), name: landing, bio: null, birth_date: null, death_date: null, alternate_names: [] });
+    if (kind === 'work')
+      this.newWorks.push({
+        id,
+        work_key: olWorkKey(landing),
+        title: edition.title,
+        subtitle: null,
+        kind: olWorkKind(edition),
+        subjects: [],
+        description: null,
+        original_year: null,
+        cover_url: null,
+      });
+    else
+      this.newAuthors.push({
+        id,
+        name_key: olNameKey(landing),
+        name: landing,
+        bio: null,
+        birth_date: null,
+        death_date: null,
+        alternate_names: [],
+      });
     // A deleted key keeps its state and revision: only a newer record may bring it back.
-    this.remember({ key: landing, revision: row?.revision ?? 0, state: row?.state === 'delete' ? 'delete' : 'pending', entity_id: id, digest: null, redirect_to: null });
+    this.remember({
+      key: landing,
+      revision: row?.revision ?? 0,
+      state: row?.state === 'delete' ? 'delete' : 'pending',
+      entity_id: id,
+      digest: null,
+      redirect_to: null,
+    });
     this.newKeys.push(landing);
     this.change(kind, id, 'insert');
     return id;
   }
 
   private identifiers(entityId: string, identifiers: OlEdition['identifiers']): void {
-    for (const { scheme, value } of identifiers) if (scheme !== 'openlibrary') this.externalIds.push({ entity_id: entityId, scheme, value });
+    for (const { scheme, value } of identifiers)
+      if (scheme !== 'openlibrary') this.externalIds.push({ entity_id: entityId, scheme, value });
   }
 
   private async editions(records: Extract<OlRecord, { type: 'edition' }>[]): Promise<void> {
     if (records.length === 0) return;
     const priorIds = records.flatMap((record) => this.known.get(record.key)?.entity_id ?? []);
-    const stored = await booksByIdOrIsbn(this.client, priorIds, records.flatMap((record) => (record.edition.isbn ? [record.edition.isbn.isbn13] : [])));
+    const stored = await booksByIdOrIsbn(
+      this.client,
+      priorIds,
+      records.flatMap((record) => (record.edition.isbn ? [record.edition.isbn.isbn13] : [])),
+    );
     const byId = new Map(stored.map((book) => [book.id, book]));
     const byIsbn = new Map(stored.flatMap((book) => (book.isbn_13 ? [[book.isbn_13, book] as const] : [])));
 
@@ -286,33 +360,72 @@ class OlBatch {
       workId: record.edition.workKey ? this.reference('work', record.edition.workKey, record.edition) : null,
       authorIds: record.edition.authorKeys.map((key) => this.reference('author', key, record.edition)),
     }));
-    const workSurvivor = await survivors(this.client, 'works', references.flatMap((ref) => (ref.workId ? [ref.workId] : [])));
-    const authorSurvivor = await survivors(this.client, 'authors', references.flatMap((ref) => ref.authorIds));
-    const currentWorkKeys = await workKeys(this.client, stored.map((book) => book.work_id));
+    const workSurvivor = await survivors(
+      this.client,
+      'works',
+      references.flatMap((ref) => (ref.workId ? [ref.workId] : [])),
+    );
+    const authorSurvivor = await survivors(
+      this.client,
+      'authors',
+      references.flatMap((ref) => ref.authorIds),
+    );
+    const currentWorkKeys = await workKeys(
+      this.client,
+      stored.map((book) => book.work_id),
+    );
 
     for (const [index, record] of records.entries()) {
       const { edition } = record;
       const digest = digestOf(edition);
       const prior = this.known.get(record.key);
       const reference = references[index]!;
-      const workId = reference.workId ? workSurvivor.get(reference.workId) ?? reference.workId : null;
+      const workId = reference.workId ? (workSurvivor.get(reference.workId) ?? reference.workId) : null;
       const authorIds = [...new Set(reference.authorIds.map((id) => authorSurvivor.get(id) ?? id))];
       const fields = editionFields(edition);
       // The book the key had, deleted or merged as it may be, else the book of its ISBN.
-      const book = (prior?.entity_id ? byId.get(prior.entity_id) : undefined) ?? (edition.isbn ? byIsbn.get(edition.isbn.isbn13) : undefined);
+      const book =
+        (prior?.entity_id ? byId.get(prior.entity_id) : undefined) ?? (edition.isbn ? byIsbn.get(edition.isbn.isbn13) : undefined);
 
       if (!book) {
         const id = newId('book');
         let ownWork = workId;
         if (!ownWork) {
           ownWork = newId('work');
-          this.newWorks.push({ id: ownWork, work_key: ownWorkKey(record.key), title: edition.title, subtitle: edition.subtitle, kind: olWorkKind(edition), subjects: [], description: null, original_year: edition.year, cover_url: null });
+          this.newWorks.push({
+            id: ownWork,
+            work_key: ownWorkKey(record.key),
+            title: edition.title,
+            subtitle: edition.subtitle,
+            kind: olWorkKind(edition),
+            subjects: [],
+            description: null,
+            original_year: edition.year,
+            cover_url: null,
+          });
           this.change('work', ownWork, 'insert');
         }
-        const row: OlBookRow = { id, work_id: ownWork, isbn_13: edition.isbn?.isbn13 ?? null, isbn_10: edition.isbn?.isbn10 ?? null, source_key: bookSourceKey(record.key), ...fields };
+        const row: OlBookRow = {
+          id,
+          work_id: ownWork,
+          isbn_13: edition.isbn?.isbn13 ?? null,
+          isbn_10: edition.isbn?.isbn10 ?? null,
+          source_key: bookSourceKey(record.key),
+          ...fields,
+        };
         this.newBooks.push(row);
         this.credits.push({ bookId: id, authorIds });
-        const added: OlStoredBook = { id, work_id: ownWork, isbn_13: row.isbn_13 ?? null, source_key: row.source_key, merged_into: null, deleted_at: null, author_ids: authorIds, ...blankFields(), ...fields };
+        const added: OlStoredBook = {
+          id,
+          work_id: ownWork,
+          isbn_13: row.isbn_13 ?? null,
+          source_key: row.source_key,
+          merged_into: null,
+          deleted_at: null,
+          author_ids: authorIds,
+          ...blankFields(),
+          ...fields,
+        };
         byId.set(id, added);
         if (added.isbn_13) byIsbn.set(added.isbn_13, added);
         this.newKeys.push(record.key);
@@ -373,14 +486,23 @@ class OlBatch {
       const from = prior?.entity_id ?? null;
       const into = this.known.get(this.landing(record.location))?.entity_id;
       if (from && into && from !== into) this.merges.push({ kind: ENTITY[record.kind], from, into });
-      this.remember({ key: record.key, revision: record.revision, state: 'redirect', entity_id: from, digest: null, redirect_to: record.location });
+      this.remember({
+        key: record.key,
+        revision: record.revision,
+        state: 'redirect',
+        entity_id: from,
+        digest: null,
+        redirect_to: record.location,
+      });
       this.outcome.updated += 1;
     }
   }
 
   private async deletes(records: Extract<OlRecord, { type: 'delete' }>[]): Promise<void> {
     const byKind = new Map<OlKind, string[]>();
-    const bookIds = records.flatMap((record) => (record.kind === 'edition' && this.known.get(record.key)?.entity_id ? [this.known.get(record.key)!.entity_id!] : []));
+    const bookIds = records.flatMap((record) =>
+      record.kind === 'edition' && this.known.get(record.key)?.entity_id ? [this.known.get(record.key)!.entity_id!] : [],
+    );
     const books = new Map((await booksByIdOrIsbn(this.client, bookIds, [])).map((book) => [book.id, book]));
     for (const record of records) {
       const entityId = this.known.get(record.key)?.entity_id ?? null;
@@ -390,7 +512,8 @@ class OlBatch {
       this.remember({ key: record.key, revision: record.revision, state: 'delete', entity_id: entityId, digest: null, redirect_to: null });
       this.outcome.updated += 1;
     }
-    for (const [kind, ids] of byKind) for (const id of await markDeleted(this.client, TABLE[kind], ids)) this.change(ENTITY[kind], id, 'delete');
+    for (const [kind, ids] of byKind)
+      for (const id of await markDeleted(this.client, TABLE[kind], ids)) this.change(ENTITY[kind], id, 'delete');
   }
 
   /** Merges decided in this batch, then those of redirects that were waiting for a key that got its entity now. */
@@ -407,7 +530,20 @@ class OlBatch {
   }
 }
 
-type OfferedFields = Pick<EditionFields, 'title' | 'subtitle' | 'series' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'subjects' | 'description' | 'physical_format'>;
+type OfferedFields = Pick<
+  EditionFields,
+  | 'title'
+  | 'subtitle'
+  | 'series'
+  | 'publisher'
+  | 'year'
+  | 'language'
+  | 'pages'
+  | 'cover_url'
+  | 'subjects'
+  | 'description'
+  | 'physical_format'
+>;
 
 /** The book fields an edition offers (what the record path writes on a book of its own). */
 export function editionFields(edition: OlEdition): OfferedFields {

@@ -31,7 +31,18 @@ export function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytes
 }
 
 export function emptyReport(path: string): ImportReport {
-  return { source: `openlibrary ${basename(path)}`, read: 0, imported: 0, inserted: 0, updated: 0, unchanged: 0, repaired: 0, rejected: [], rejectedUnlisted: 0, skipped: 0 };
+  return {
+    source: `openlibrary ${basename(path)}`,
+    read: 0,
+    imported: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    repaired: 0,
+    rejected: [],
+    rejectedUnlisted: 0,
+    skipped: 0,
+  };
 }
 
 export interface DumpRecord {

@@ -45,7 +45,8 @@ const LABEL = 'openlibrary first load';
 // Dumps smaller than this are staged on the main thread: starting workers would cost more than they save.
 const WORTH_WORKERS = 32 * 2 ** 20;
 
-const totalBytes = async (paths: readonly string[]): Promise<number> => (await Promise.all(paths.map((path) => stat(path)))).reduce((sum, file) => sum + file.size, 0);
+const totalBytes = async (paths: readonly string[]): Promise<number> =>
+  (await Promise.all(paths.map((path) => stat(path)))).reduce((sum, file) => sum + file.size, 0);
 
 export async function firstLoad(paths: readonly string[], stores: OlStores, options: OlImportOptions): Promise<ImportReport[] | null> {
   const client = await stores.db.connect();
@@ -58,7 +59,7 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     if (!(await claimFirstLoad(client))) return null;
     const started = performance.now();
     const reports: ImportReport[] = [];
-    const pool = new StagePool(options.stageWorkers ?? (await totalBytes(paths) < WORTH_WORKERS ? 0 : availableParallelism()));
+    const pool = new StagePool(options.stageWorkers ?? ((await totalBytes(paths)) < WORTH_WORKERS ? 0 : availableParallelism()));
     try {
       for (const [file, path] of paths.entries()) reports.push(await stageFile(client, pool, path, file, options));
     } finally {
@@ -70,17 +71,53 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
       say(`${phase}: ${describe(result)} in ${((performance.now() - start) / 1000).toFixed(1)} s`);
       return result;
     };
-    await timed('newest revision of each key', () => keepNewest(client), ({ dropped, stagedBytes }) => `${dropped} older records of repeated keys left out (staged ${Math.round(stagedBytes / 2 ** 20)} MB)`);
-    const routed = await timed('repeated ISBNs', () => routeIsbnsTaken(client), (lines) => `${lines.length} editions left to the record path`);
-    await timed('redirects and placeholders', () => resolveReferences(client), (made) => `${made} placeholders`);
-    await timed('catalogue tables', () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }), () => 'written');
-    await timed('change feed', () => recordInserts(client), (count) => `${count} inserts`);
-    await timed('statistics', () => analyzeCatalogue(client), () => 'analyzed');
+    await timed(
+      'newest revision of each key',
+      () => keepNewest(client),
+      ({ dropped, stagedBytes }) => `${dropped} older records of repeated keys left out (staged ${Math.round(stagedBytes / 2 ** 20)} MB)`,
+    );
+    const routed = await timed(
+      'repeated ISBNs',
+      () => routeIsbnsTaken(client),
+      (lines) => `${lines.length} editions left to the record path`,
+    );
+    await timed(
+      'redirects and placeholders',
+      () => resolveReferences(client),
+      (made) => `${made} placeholders`,
+    );
+    await timed(
+      'catalogue tables',
+      () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }),
+      () => 'written',
+    );
+    await timed(
+      'change feed',
+      () => recordInserts(client),
+      (count) => `${count} inserts`,
+    );
+    await timed(
+      'statistics',
+      () => analyzeCatalogue(client),
+      () => 'analyzed',
+    );
     await countStaged(client, reports);
-    const touched = await timed('record path', () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH), (ids) => `${ids.size} entities touched`);
+    const touched = await timed(
+      'record path',
+      () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH),
+      (ids) => `${ids.size} entities touched`,
+    );
     // Before the commit: the books loaded then need no change of their own for it (see deriveWorkPopularityIn).
-    await timed('work popularity', () => deriveWorkPopularityIn(client), ({ works, changed }) => `${works} works, ${changed} books of others updated`);
-    await timed('commit', () => client.query('commit'), () => 'committed');
+    await timed(
+      'work popularity',
+      () => deriveWorkPopularityIn(client),
+      ({ works, changed }) => `${works} works, ${changed} books of others updated`,
+    );
+    await timed(
+      'commit',
+      () => client.query('commit'),
+      () => 'committed',
+    );
     ended = true;
     // The statistics analyzed inside the transaction are committed with it.
     await forgetCached(stores, touched);
@@ -98,7 +135,8 @@ async function stageFile(client: PoolClient, pool: StagePool, path: string, file
   const report = emptyReport(path);
   const size = (await stat(path)).size;
   const { lines, bytesRead } = dumpLines(path);
-  const progress = options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
+  const progress =
+    options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
   async function* staged(): AsyncGenerator<string> {
     // Chunks being staged, oldest first: taken in order, so the table and the report keep file order.
     const pending: Promise<StagedChunk>[] = [];
@@ -142,7 +180,13 @@ async function countStaged(client: PoolClient, reports: ImportReport[]): Promise
 }
 
 /** The routed editions through the record path, file by file in line order; answers what they touched. */
-async function applyRouted(client: PoolClient, paths: readonly string[], routed: readonly { file: number; line: number }[], reports: ImportReport[], batchSize: number): Promise<Set<string>> {
+async function applyRouted(
+  client: PoolClient,
+  paths: readonly string[],
+  routed: readonly { file: number; line: number }[],
+  reports: ImportReport[],
+  batchSize: number,
+): Promise<Set<string>> {
   const touched = new Set<string>();
   for (const [file, path] of paths.entries()) {
     const lines = routed.filter((row) => row.file === file).map((row) => row.line);

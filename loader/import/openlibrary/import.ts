@@ -24,7 +24,11 @@ import type { OlStores } from './stores.js';
  * record already applied. The readers' dumps (reading log, ratings) are counted per work after the
  * catalogue's (see readerDumps.ts), and every run ends by deriving the works' popularity.
  */
-export async function importOpenLibrary(paths: readonly string[], stores: OlStores, options: OlImportOptions = {}): Promise<ImportReport[]> {
+export async function importOpenLibrary(
+  paths: readonly string[],
+  stores: OlStores,
+  options: OlImportOptions = {},
+): Promise<ImportReport[]> {
   // The readers' dumps (reading log, ratings) are counts per work; the others are the catalogue's records.
   const dumps: { path: string; readers: ReaderDumpKind | null }[] = [];
   for (const path of paths) dumps.push({ path, readers: readerDumpKind(path, await firstLine(path)) });
@@ -53,7 +57,8 @@ async function importFile(path: string, stores: OlStores, statistics: OlStatisti
   const report = emptyReport(path);
   const size = (await stat(path)).size;
   const { records, bytesRead } = dumpRecords(path, report);
-  const progress: ProgressReporter | null = options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'records' });
+  const progress: ProgressReporter | null =
+    options.progress === false ? null : createProgress({ label: report.source, total: 0, unit: 'records' });
   await applyInBatches(records, report, stores, statistics, options.batchSize, (count) => {
     const read = bytesRead();
     if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));

@@ -24,7 +24,11 @@ const TALLY_BATCH = 50_000;
 // A real dump can have many bad lines; the report lists this many and counts the rest.
 const LISTED_REJECTIONS = 1_000;
 
-const SHELVES: Record<string, keyof ReaderTally> = { 'Want to Read': 'wantToRead', 'Currently Reading': 'currentlyReading', 'Already Read': 'alreadyRead' };
+const SHELVES: Record<string, keyof ReaderTally> = {
+  'Want to Read': 'wantToRead',
+  'Currently Reading': 'currentlyReading',
+  'Already Read': 'alreadyRead',
+};
 // Older dumps wrote keys without their path ("OL45804W") and a header line; empty and \N are a missing edition.
 const WORK_KEY = /^(?:\/works\/)?(OL\d+W)$/u;
 const EDITION_KEY = /^(?:(?:\/books\/)?OL\d+M|\\N)?$/u;

@@ -60,7 +60,9 @@ export async function reimport(paths: readonly string[], stores: OlStores, optio
     for (const [file, path] of paths.entries()) {
       const report = reports[file]!;
       const applied = { lines: 0 };
-      await applyInBatches(changedRecords(client, path, file, report, applied), report, stores, statistics, options.batchSize, (count) => progress?.add(count));
+      await applyInBatches(changedRecords(client, path, file, report, applied), report, stores, statistics, options.batchSize, (count) =>
+        progress?.add(count),
+      );
       // The lines not applied: records the catalogue has at this revision or a newer one.
       const unread = staged[file]! - applied.lines;
       report.imported += unread;
@@ -76,11 +78,17 @@ export async function reimport(paths: readonly string[], stores: OlStores, optio
 }
 
 /** The header of each line of one file into the staging table; answers the file's report so far and how many lines were staged. */
-async function stageFile(client: PoolClient, path: string, file: number, options: OlImportOptions): Promise<{ report: ImportReport; lines: number }> {
+async function stageFile(
+  client: PoolClient,
+  path: string,
+  file: number,
+  options: OlImportOptions,
+): Promise<{ report: ImportReport; lines: number }> {
   const report = emptyReport(path);
   const size = (await stat(path)).size;
   const { lines, bytesRead } = dumpLines(path);
-  const progress = options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
+  const progress =
+    options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
   let staged = 0;
   async function* rows(): AsyncGenerator<string> {
     let chunk = '';
@@ -113,7 +121,13 @@ async function stageFile(client: PoolClient, path: string, file: number, options
 }
 
 /** The records of the lines of one file the catalogue lacks, read again and parsed; `applied.lines` counts the lines read. */
-async function* changedRecords(client: PoolClient, path: string, file: number, report: ImportReport, applied: { lines: number }): AsyncGenerator<DumpRecord> {
+async function* changedRecords(
+  client: PoolClient,
+  path: string,
+  file: number,
+  report: ImportReport,
+  applied: { lines: number },
+): AsyncGenerator<DumpRecord> {
   for await (const { line, text } of linesAt(path, changedLines(client, file))) {
     applied.lines += 1;
     const outcome = parseOlLine(text);

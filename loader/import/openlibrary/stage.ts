@@ -110,7 +110,6 @@ function identifiers(ids: readonly { scheme: string; value: string }[]): Pick<St
   return { id_schemes: others.map((id) => id.scheme), id_values: others.map((id) => id.value) };
 }
 
-
 /**
  * A worker running stageWorker, this module's sibling: built (.js) as it is; from source (.ts) through
  * tsx, whose loader a worker thread does not inherit.
@@ -119,7 +118,10 @@ const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16
 function newStageWorker(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./stageWorker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
   const source = new URL('./stageWorker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`, { eval: true, resourceLimits: WORKER_LIMITS });
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`, {
+    eval: true,
+    resourceLimits: WORKER_LIMITS,
+  });
 }
 
 /**

@@ -68,7 +68,10 @@ interface BulkResponse {
 const RETRY_LIMIT = 8;
 
 export class BulkError extends Error {
-  constructor(message: string, readonly failures: { id?: string; status: number; type?: string; reason?: string }[]) {
+  constructor(
+    message: string,
+    readonly failures: { id?: string; status: number; type?: string; reason?: string }[],
+  ) {
     super(message);
   }
 }
@@ -208,7 +211,8 @@ export class BulkWriter {
   /** Counts the outcome of each operation; returns those to send again (429). */
   private settle(operations: Operation[], response: BulkResponse): Operation[] {
     const items = response.items ?? [];
-    if (items.length !== operations.length) throw new BulkError(`bulk response has ${items.length} items for ${operations.length} operations`, []);
+    if (items.length !== operations.length)
+      throw new BulkError(`bulk response has ${items.length} items for ${operations.length} operations`, []);
     const again: Operation[] = [];
     const failures: BulkError['failures'] = [];
     items.forEach((item, position) => {
@@ -230,7 +234,10 @@ export class BulkWriter {
     });
     if (failures.length > 0) {
       const first = failures[0]!;
-      throw new BulkError(`${failures.length} bulk operations failed; first: ${first.id} ${first.status} ${first.type}: ${first.reason}`, failures);
+      throw new BulkError(
+        `${failures.length} bulk operations failed; first: ${first.id} ${first.status} ${first.type}: ${first.reason}`,
+        failures,
+      );
     }
     return again;
   }

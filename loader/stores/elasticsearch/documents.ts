@@ -23,7 +23,24 @@ import type { IndexKind } from './indices.js';
 /** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
 export type BookDocument = Pick<
   BookRecord,
-  'id' | 'work_id' | 'kind' | 'isbn_13' | 'isbn_10' | 'title' | 'subtitle' | 'series' | 'series_number' | 'authors' | 'publisher' | 'year' | 'language' | 'pages' | 'cover_url' | 'physical_format' | 'subjects' | 'average_rating'
+  | 'id'
+  | 'work_id'
+  | 'kind'
+  | 'isbn_13'
+  | 'isbn_10'
+  | 'title'
+  | 'subtitle'
+  | 'series'
+  | 'series_number'
+  | 'authors'
+  | 'publisher'
+  | 'year'
+  | 'language'
+  | 'pages'
+  | 'cover_url'
+  | 'physical_format'
+  | 'subjects'
+  | 'average_rating'
 > & {
   /** The work's title: for goodbooks its original title, which a record may give instead of the edition's. */
   work_title: string;
@@ -163,7 +180,9 @@ export async function authorDocuments(db: Queryable, ids: readonly string[], seq
 
 /** Live entities of a kind, as the transaction of `client` sees them. */
 export async function countLive(db: Queryable, kind: IndexKind): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`select count(*)::bigint as n from ${kind} where merged_into is null and deleted_at is null`);
+  const { rows } = await db.query<{ n: number }>(
+    `select count(*)::bigint as n from ${kind} where merged_into is null and deleted_at is null`,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -171,7 +190,12 @@ export async function countLive(db: Queryable, kind: IndexKind): Promise<number>
  * Every live document of a kind, streamed with pg-cursor in batches of `batchSize`, as the
  * transaction of `client` sees the catalogue (reindex runs it in a REPEATABLE READ snapshot).
  */
-export async function* streamDocuments(client: PoolClient, kind: IndexKind, seq: number, batchSize: number): AsyncGenerator<BuiltDocument[]> {
+export async function* streamDocuments(
+  client: PoolClient,
+  kind: IndexKind,
+  seq: number,
+  batchSize: number,
+): AsyncGenerator<BuiltDocument[]> {
   const cursor = client.query(
     kind === 'books' ? new Cursor<BuiltDocument>(BOOK_SELECT('true'), [seq]) : new Cursor<AuthorRow>(AUTHOR_SELECT('true')),
   );
@@ -227,6 +251,9 @@ export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]
 /** Live editions of any of `workIds`. */
 export async function editionsOfWorks(db: Queryable, workIds: readonly string[]): Promise<string[]> {
   if (workIds.length === 0) return [];
-  const { rows } = await db.query<{ id: string }>('select id from books where work_id = any($1::text[]) and merged_into is null and deleted_at is null', [workIds]);
+  const { rows } = await db.query<{ id: string }>(
+    'select id from books where work_id = any($1::text[]) and merged_into is null and deleted_at is null',
+    [workIds],
+  );
   return rows.map((row) => row.id);
 }

@@ -50,7 +50,12 @@ const PHYSICAL = (alias: string) => new RegExp(`^${alias.replace(/[.*+?^${}()|[\
  * `bulkLoad` the index neither refreshes (refresh_interval -1) nor keeps replicas, which would index
  * every document again, until `finishBulkLoad` restores both.
  */
-export async function createPhysicalIndex(es: Elastic, alias: string, kind: IndexKind, options: { bulkLoad?: boolean; shape?: IndexShape } = {}): Promise<string> {
+export async function createPhysicalIndex(
+  es: Elastic,
+  alias: string,
+  kind: IndexKind,
+  options: { bulkLoad?: boolean; shape?: IndexShape } = {},
+): Promise<string> {
   const { shards, replicas } = options.shape ?? SINGLE_NODE;
   const definition = await indexDefinition(kind);
   // Date.now() alone could repeat for two creations in the same millisecond: never reuse a name.

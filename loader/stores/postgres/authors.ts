@@ -84,5 +84,11 @@ export async function authoredWorks(db: Queryable): Promise<AuthoredWork[]> {
        left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
       where w.merged_into is null and w.deleted_at is null`,
   );
-  return rows.map((row) => ({ id: row.id, openLibrary: row.open_library, authorId: row.author_id, title: row.title, popularity: row.popularity }));
+  return rows.map((row) => ({
+    id: row.id,
+    openLibrary: row.open_library,
+    authorId: row.author_id,
+    title: row.title,
+    popularity: row.popularity,
+  }));
 }

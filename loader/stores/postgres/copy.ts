@@ -18,7 +18,12 @@ export async function copyRows(client: PoolClient, table: string, columns: reado
 }
 
 /** Rows already in COPY's text format (see `copyLines`), in one COPY statement. */
-export async function copyText(client: PoolClient, table: string, columns: readonly string[], text: Iterable<string> | AsyncIterable<string>): Promise<void> {
+export async function copyText(
+  client: PoolClient,
+  table: string,
+  columns: readonly string[],
+  text: Iterable<string> | AsyncIterable<string>,
+): Promise<void> {
   const stream = client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`));
   await pipeline(Readable.from(text), stream);
 }

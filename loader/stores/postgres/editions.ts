@@ -28,8 +28,20 @@ export interface EditionFields {
 
 export type EditionField = keyof EditionFields;
 export const EDITION_FIELDS: readonly EditionField[] = [
-  'title', 'subtitle', 'series', 'series_number', 'publisher', 'year', 'language', 'pages', 'cover_url', 'popularity', 'average_rating',
-  'subjects', 'description', 'physical_format',
+  'title',
+  'subtitle',
+  'series',
+  'series_number',
+  'publisher',
+  'year',
+  'language',
+  'pages',
+  'cover_url',
+  'popularity',
+  'average_rating',
+  'subjects',
+  'description',
+  'physical_format',
 ];
 
 /** The edition fields of the books row `alias` as importers read them: a cover's URL whole (see covers.ts). */
@@ -58,7 +70,10 @@ export async function authorIdsByKey(client: PoolClient, keys: readonly string[]
 }
 
 /** Inserts the authors whose key is new; answers the id of each inserted, by key. A key created meanwhile by another transaction is left out. */
-export async function insertAuthors(client: PoolClient, authors: readonly { id: string; name: string; key: string }[]): Promise<Map<string, string>> {
+export async function insertAuthors(
+  client: PoolClient,
+  authors: readonly { id: string; name: string; key: string }[],
+): Promise<Map<string, string>> {
   const { rows } = await client.query<{ id: string; name_key: string }>(
     `insert into authors (id, name, name_key)
      select * from unnest($1::text[], $2::text[], $3::text[])
@@ -119,13 +134,22 @@ export async function insertWorks(
      select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])
      on conflict (work_key) where work_key like '%|%' do nothing
      returning id`,
-    [works.map((work) => work.id), works.map((work) => work.key), works.map((work) => work.title), works.map((work) => work.originalYear), works.map((work) => work.kind)],
+    [
+      works.map((work) => work.id),
+      works.map((work) => work.key),
+      works.map((work) => work.title),
+      works.map((work) => work.originalYear),
+      works.map((work) => work.kind),
+    ],
   );
   return rows.map((row) => row.id);
 }
 
 /** Works by grouping key (see insertWorks). */
-export async function worksByKey(client: PoolClient, keys: readonly string[]): Promise<{ id: string; work_key: string; merged_into: string | null }[]> {
+export async function worksByKey(
+  client: PoolClient,
+  keys: readonly string[],
+): Promise<{ id: string; work_key: string; merged_into: string | null }[]> {
   const { rows } = await client.query<{ id: string; work_key: string; merged_into: string | null }>(
     "select id, work_key, merged_into from works where work_key = any($1) and work_key like '%|%'",
     [keys],
@@ -138,7 +162,11 @@ export async function worksByKey(client: PoolClient, keys: readonly string[]): P
  * never looked up here, and the index of source keys leaves them out (the same condition lets the
  * planner use it).
  */
-export async function editionsByIsbnOrSourceKey(client: PoolClient, isbn13s: readonly string[], sourceKeys: readonly string[]): Promise<StoredEdition[]> {
+export async function editionsByIsbnOrSourceKey(
+  client: PoolClient,
+  isbn13s: readonly string[],
+  sourceKeys: readonly string[],
+): Promise<StoredEdition[]> {
   const { rows } = await client.query<StoredEdition>(
     `select b.id, b.isbn_13, b.isbn_10, b.source_key, b.work_id, b.merged_into, ${editionFieldsOf('b')}
        from books b where isbn_13 = any($1) or (source_key = any($2) and source_key not like 'openlibrary:%')`,
@@ -167,13 +195,20 @@ export async function updateEdition(client: PoolClient, id: string, changed: Par
 
 /** The authors credited on an edition, in credited order. */
 export async function creditedAuthorIds(client: PoolClient, bookId: string): Promise<string[]> {
-  const { rows } = await client.query<{ author_id: string }>('select author_id from book_authors where book_id = $1 order by position', [bookId]);
+  const { rows } = await client.query<{ author_id: string }>('select author_id from book_authors where book_id = $1 order by position', [
+    bookId,
+  ]);
   return rows.map((row) => row.author_id);
 }
 
 /** Credits authors on editions, in the order given (an author named twice is credited once). */
-export async function creditAuthors(client: PoolClient, credits: readonly { bookId: string; authorIds: readonly string[] }[]): Promise<void> {
-  const rows = credits.flatMap(({ bookId, authorIds }) => [...new Set(authorIds)].map((authorId, position) => ({ bookId, authorId, position })));
+export async function creditAuthors(
+  client: PoolClient,
+  credits: readonly { bookId: string; authorIds: readonly string[] }[],
+): Promise<void> {
+  const rows = credits.flatMap(({ bookId, authorIds }) =>
+    [...new Set(authorIds)].map((authorId, position) => ({ bookId, authorId, position })),
+  );
   if (rows.length === 0) return;
   await client.query(
     `insert into book_authors (book_id, author_id, position)

@@ -112,7 +112,11 @@ const COLUMNS = {
 } as const;
 
 /** New authors (identity key `ol:<key>`: Open Library tells its homonyms apart) or works (work key `ol:<key>`). */
-export async function insertKeyed(client: PoolClient, table: 'authors', rows: readonly (OlAuthorRow & { name_key: string })[]): Promise<void>;
+export async function insertKeyed(
+  client: PoolClient,
+  table: 'authors',
+  rows: readonly (OlAuthorRow & { name_key: string })[],
+): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: 'works', rows: readonly (OlWorkRow & { work_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
   await copyRows(client, table, ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]], rows.map(withStoredCover));
@@ -170,11 +174,24 @@ export async function booksByIdOrIsbn(client: PoolClient, ids: readonly string[]
   return rows;
 }
 
-export type OlBookRow = Partial<EditionFields> & { id: string; work_id: string; isbn_13: string | null; isbn_10: string | null; source_key: string };
+export type OlBookRow = Partial<EditionFields> & {
+  id: string;
+  work_id: string;
+  isbn_13: string | null;
+  isbn_10: string | null;
+  source_key: string;
+};
 export type OlBookUpdate = EditionFields & { id: string; work_id: string; deleted_at: Date | null };
 
 // Popularity keeps its default: Open Library has none.
-const NEW_BOOK_COLUMNS = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS.filter((field) => field !== 'popularity')] as const;
+const NEW_BOOK_COLUMNS = [
+  'id',
+  'work_id',
+  'isbn_13',
+  'isbn_10',
+  'source_key',
+  ...EDITION_FIELDS.filter((field) => field !== 'popularity'),
+] as const;
 
 export async function insertOlBooks(client: PoolClient, books: readonly OlBookRow[]): Promise<void> {
   await copyRows(client, 'books', NEW_BOOK_COLUMNS, books.map(withStoredCover));
@@ -192,7 +209,10 @@ export async function updateOlBooks(client: PoolClient, books: readonly OlBookUp
 }
 
 /** Replaces the credits of each book with the authors given, in order. */
-export async function replaceCredits(client: PoolClient, credits: readonly { bookId: string; authorIds: readonly string[] }[]): Promise<void> {
+export async function replaceCredits(
+  client: PoolClient,
+  credits: readonly { bookId: string; authorIds: readonly string[] }[],
+): Promise<void> {
   if (credits.length === 0) return;
   await client.query('delete from book_authors where book_id = any($1)', [credits.map((credit) => credit.bookId)]);
   await creditAuthors(client, credits);
@@ -209,9 +229,16 @@ export async function markDeleted(client: PoolClient, table: 'books' | 'works' |
 }
 
 /** The survivor of each id (itself when not merged). */
-export async function survivors(client: PoolClient, table: 'books' | 'works' | 'authors', ids: readonly string[]): Promise<Map<string, string>> {
+export async function survivors(
+  client: PoolClient,
+  table: 'books' | 'works' | 'authors',
+  ids: readonly string[],
+): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await client.query<{ id: string; survivor: string }>(`select id, coalesce(merged_into, id) as survivor from ${table} where id = any($1)`, [ids]);
+  const { rows } = await client.query<{ id: string; survivor: string }>(
+    `select id, coalesce(merged_into, id) as survivor from ${table} where id = any($1)`,
+    [ids],
+  );
   return new Map(rows.map((row) => [row.id, row.survivor]));
 }
 

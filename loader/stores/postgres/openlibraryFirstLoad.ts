@@ -61,9 +61,41 @@ export interface StagedRecord {
 }
 
 export const STAGE_COLUMNS = [
-  'ord', 'file', 'line', 'type', 'key', 'revision', 'id', 'entity_key', 'own_work_id', 'own_work_key', 'digest', 'redirect_to',
-  'name', 'bio', 'birth_date', 'death_date', 'alternate_names', 'title', 'subtitle', 'work_kind', 'subjects', 'description', 'year',
-  'cover_url', 'work_key', 'author_keys', 'isbn_13', 'isbn_10', 'series', 'publisher', 'language', 'pages', 'physical_format', 'id_schemes', 'id_values',
+  'ord',
+  'file',
+  'line',
+  'type',
+  'key',
+  'revision',
+  'id',
+  'entity_key',
+  'own_work_id',
+  'own_work_key',
+  'digest',
+  'redirect_to',
+  'name',
+  'bio',
+  'birth_date',
+  'death_date',
+  'alternate_names',
+  'title',
+  'subtitle',
+  'work_kind',
+  'subjects',
+  'description',
+  'year',
+  'cover_url',
+  'work_key',
+  'author_keys',
+  'isbn_13',
+  'isbn_10',
+  'series',
+  'publisher',
+  'language',
+  'pages',
+  'physical_format',
+  'id_schemes',
+  'id_values',
 ] as const satisfies readonly (keyof StagedRecord)[];
 
 // Per statement: enough to sort or hash most of a 1 M edition load in memory, bounded at any size.
@@ -133,7 +165,7 @@ export async function routeIsbnsTaken(client: PoolClient): Promise<{ file: numbe
         and (s.isbn_13 in (select isbn_13 from ol_stage where type = 'edition' and isbn_13 is not null group by isbn_13 having count(*) > 1)
              or exists (select 1 from books b where b.isbn_13 = s.isbn_13))`,
   );
-  const { rows } = await client.query<{ file: number; line: number }>("select file, line from ol_stage where routed order by ord");
+  const { rows } = await client.query<{ file: number; line: number }>('select file, line from ol_stage where routed order by ord');
   return rows;
 }
 

@@ -15,7 +15,8 @@ const HEADER_COLUMNS = ['file', 'line', 'key', 'revision'] as const;
  * One staged line in COPY's text format, in HEADER_COLUMNS' order. A key is OL, digits and a letter,
  * a revision a whole number: nothing to escape.
  */
-export const stagedHeader = (file: number, line: number, key: string, revision: number): string => `${file}\t${line}\t${key}\t${revision}\n`;
+export const stagedHeader = (file: number, line: number, key: string, revision: number): string =>
+  `${file}\t${line}\t${key}\t${revision}\n`;
 
 // The join and the sort of the lines it keeps: in memory for a dump of a few million lines, spilled past it.
 const WORK_MEM = '64MB';
@@ -26,7 +27,9 @@ const WORK_MEM = '64MB';
  */
 export async function beginReimport(client: PoolClient): Promise<void> {
   await client.query(`set work_mem = '${WORK_MEM}'`);
-  await client.query('create temp table ol_reimport (file integer not null, line integer not null, key text not null, revision integer not null)');
+  await client.query(
+    'create temp table ol_reimport (file integer not null, line integer not null, key text not null, revision integer not null)',
+  );
 }
 
 /** Staged lines (see stagedHeader), in one COPY. */
@@ -63,7 +66,10 @@ const PAGE = 50_000;
 export async function* changedLines(client: PoolClient, file: number): AsyncGenerator<number> {
   let after = 0;
   for (;;) {
-    const { rows } = await client.query<{ line: number }>('select line from ol_reimport_changed where file = $1 and line > $2 order by line limit $3', [file, after, PAGE]);
+    const { rows } = await client.query<{ line: number }>(
+      'select line from ol_reimport_changed where file = $1 and line > $2 order by line limit $3',
+      [file, after, PAGE],
+    );
     for (const { line } of rows) yield line;
     if (rows.length < PAGE) return;
     after = rows[rows.length - 1]!.line;

@@ -32,7 +32,13 @@ const COLUMNS: Record<ReaderDumpKind, readonly (keyof typeof SQL_NAME)[]> = {
   'reading-log': ['wantToRead', 'currentlyReading', 'alreadyRead'],
   ratings: ['ratings', 'ratingSum'],
 };
-const SQL_NAME = { wantToRead: 'want_to_read', currentlyReading: 'currently_reading', alreadyRead: 'already_read', ratings: 'ratings', ratingSum: 'rating_sum' } as const;
+const SQL_NAME = {
+  wantToRead: 'want_to_read',
+  currentlyReading: 'currently_reading',
+  alreadyRead: 'already_read',
+  ratings: 'ratings',
+  ratingSum: 'rating_sum',
+} as const;
 
 /**
  * The counts of one dump file, gathered batch by batch in a temporary table of one session and
@@ -77,7 +83,9 @@ export class ReaderCounting {
     const client = this.client;
     try {
       await client.query('begin');
-      await client.query(`create temp table reader_file on commit drop as select work_key, ${columns.map((c) => `sum(${c})::bigint as ${c}`).join(', ')} from reader_batches group by work_key`);
+      await client.query(
+        `create temp table reader_file on commit drop as select work_key, ${columns.map((c) => `sum(${c})::bigint as ${c}`).join(', ')} from reader_batches group by work_key`,
+      );
       const { rows } = await client.query<{ inserted: boolean }>(
         `insert into openlibrary_reader_counts as c (work_key, ${list})
          select work_key, ${list} from reader_file
@@ -181,7 +189,10 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
       order by id`,
     [works],
   );
-  await recordChanges(client, books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })));
+  await recordChanges(
+    client,
+    books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),
+  );
   const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
   return { works: total[0]?.n ?? 0, changed: books.length };
 }

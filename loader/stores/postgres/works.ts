@@ -30,7 +30,10 @@ export async function liveWorks(db: Queryable): Promise<LiveWork[]> {
 
 /** The live work each key leads to: the work holding it, or the survivor it was merged into. */
 export async function workIdsByKey(db: Queryable, keys: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ work_key: string; id: string }>('select work_key, coalesce(merged_into, id) as id from works where work_key = any($1)', [keys]);
+  const { rows } = await db.query<{ work_key: string; id: string }>(
+    'select work_key, coalesce(merged_into, id) as id from works where work_key = any($1)',
+    [keys],
+  );
   return new Map(rows.map((row) => [row.work_key, row.id]));
 }
 
@@ -53,7 +56,10 @@ export async function reviseWork(pool: Pool, id: string, revision: WorkRevision)
     );
     const changes: Change[] = [{ entity: 'work', id, operation: 'update' }];
     if (revision.kind !== undefined) {
-      const { rows } = await client.query<{ id: string }>('update books set updated_at = now() where work_id = $1 and merged_into is null returning id', [id]);
+      const { rows } = await client.query<{ id: string }>(
+        'update books set updated_at = now() where work_id = $1 and merged_into is null returning id',
+        [id],
+      );
       for (const row of rows) changes.push({ entity: 'book', id: row.id, operation: 'update' });
     }
     await recordChanges(client, changes);

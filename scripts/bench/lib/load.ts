@@ -28,7 +28,9 @@ export interface LoadOptions {
 export async function load(options: LoadOptions): Promise<LoadResult> {
   const { nextPath, nextBody } = options;
   const requests: RequestSpec[] | undefined =
-    nextPath || nextBody ? [{ setupRequest: (request) => ({ ...request, ...(nextPath && { path: nextPath() }), ...(nextBody && { body: nextBody() }) }) }] : undefined;
+    nextPath || nextBody
+      ? [{ setupRequest: (request) => ({ ...request, ...(nextPath && { path: nextPath() }), ...(nextBody && { body: nextBody() }) }) }]
+      : undefined;
   // autocannon treats a key that is present but undefined as a value: leave absent ones out.
   const result = await autocannon({
     url: options.url,
@@ -59,7 +61,13 @@ export type LoadRequest = Omit<LoadOptions, 'durationS'>;
 /** Rounds of one request kind, combined: mean requests per second and mean latencies. */
 function combined(label: string, results: LoadResult[]): LoadResult {
   const mean = (pick: (result: LoadResult) => number) => results.reduce((sum, result) => sum + pick(result), 0) / results.length;
-  return { label, rps: mean((result) => result.rps), p50: mean((result) => result.p50), p99: mean((result) => result.p99), failures: results.reduce((sum, result) => sum + result.failures, 0) };
+  return {
+    label,
+    rps: mean((result) => result.rps),
+    p50: mean((result) => result.p50),
+    p99: mean((result) => result.p99),
+    failures: results.reduce((sum, result) => sum + result.failures, 0),
+  };
 }
 
 /**
@@ -68,9 +76,15 @@ function combined(label: string, results: LoadResult[]): LoadResult {
  */
 export async function alternate(
   requests: LoadRequest[],
-  options: { rounds: number; roundS: number; connections: number; measure?: (index: number, round: () => Promise<LoadResult>) => Promise<LoadResult> },
+  options: {
+    rounds: number;
+    roundS: number;
+    connections: number;
+    measure?: (index: number, round: () => Promise<LoadResult>) => Promise<LoadResult>;
+  },
 ): Promise<LoadResult[]> {
-  for (const request of requests) await load({ ...request, label: 'warm-up', connections: request.connections ?? options.connections, durationS: 2 });
+  for (const request of requests)
+    await load({ ...request, label: 'warm-up', connections: request.connections ?? options.connections, durationS: 2 });
   const results = requests.map((): LoadResult[] => []);
   for (let round = 0; round < options.rounds; round++) {
     // Every other round runs backwards (A B, B A, ...): the kind measured first in a round runs
@@ -78,7 +92,8 @@ export async function alternate(
     const order = [...requests.keys()];
     if (round % 2 === 1) order.reverse();
     for (const index of order) {
-      const round = () => load({ ...requests[index]!, connections: requests[index]!.connections ?? options.connections, durationS: options.roundS });
+      const round = () =>
+        load({ ...requests[index]!, connections: requests[index]!.connections ?? options.connections, durationS: options.roundS });
       results[index]!.push(await (options.measure ? options.measure(index, round) : round()));
     }
   }

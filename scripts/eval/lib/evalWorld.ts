@@ -39,7 +39,13 @@ export async function openEvalWorld(name: string, fresh: boolean, load: (db: Poo
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const config: Config = {
     // An evaluation measures answers, not outages: on a loaded machine a store may take longer than the API's bound.
-    ...loadConfig({ STORE_WAIT_MS: '5000', ...process.env, DATABASE_URL: url.toString(), INDEX_PREFIX: `${name.replaceAll('_', '-')}-`, REDIS_PREFIX: `${name}:` }),
+    ...loadConfig({
+      STORE_WAIT_MS: '5000',
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      INDEX_PREFIX: `${name.replaceAll('_', '-')}-`,
+      REDIS_PREFIX: `${name}:`,
+    }),
     shortCacheTtlS: 0,
     meteringEnabled: false,
   };

@@ -10,7 +10,11 @@ export const BATCH_BODY_LIMIT_BYTES = 512 * 1024;
  * none (spendItems). A body that cannot be read as a batch still costs one unit, like any request,
  * and is refused with its 400; so does an empty batch where the protocol allows one.
  */
-export async function admitBatch<T>(ctx: AppContext, { rateLimiter, log }: Pick<Services, 'rateLimiter' | 'log'>, read: () => Promise<readonly T[]>): Promise<readonly T[]> {
+export async function admitBatch<T>(
+  ctx: AppContext,
+  { rateLimiter, log }: Pick<Services, 'rateLimiter' | 'log'>,
+  read: () => Promise<readonly T[]>,
+): Promise<readonly T[]> {
   let items: readonly T[];
   try {
     items = await read();

@@ -8,23 +8,29 @@ import type { AppContext, Middleware } from '../route.js';
  * `{"error": {"code", "message"}}`. A fault (500) is logged with its request; a store that is
  * away (503) is said by the store's client once per interval, not once per request it fails.
  */
-export const renderErrors = (log: Logger): Middleware => async (ctx, next) => {
-  try {
-    await next();
-    if (ctx.status >= 400 && ctx.body == null) throw bareStatusError(ctx);
-  } catch (error) {
-    const apiError = error instanceof ApiError ? error : (exposedHttpError(error) ?? asApiError(error));
-    if (apiError.status === 500) log.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
-    ctx.status = apiError.status;
-    ctx.set(apiError.headers);
-    ctx.type = 'application/json';
-    ctx.body = JSON.stringify(apiError.toJSON());
-  }
-};
+export const renderErrors =
+  (log: Logger): Middleware =>
+  async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status >= 400 && ctx.body == null) throw bareStatusError(ctx);
+    } catch (error) {
+      const apiError = error instanceof ApiError ? error : (exposedHttpError(error) ?? asApiError(error));
+      if (apiError.status === 500) log.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
+      ctx.status = apiError.status;
+      ctx.set(apiError.headers);
+      ctx.type = 'application/json';
+      ctx.body = JSON.stringify(apiError.toJSON());
+    }
+  };
 
 function bareStatusError(ctx: AppContext): ApiError {
   if (ctx.status === 405) {
-    return new ApiError(405, 'method_not_allowed', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
+    return new ApiError(
+      405,
+      'method_not_allowed',
+      `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+    );
   }
   if (ctx.status === 404) return new ApiError(404, 'not_found', `no route ${ctx.method} ${ctx.path}`);
   return new ApiError(ctx.status, 'bad_request', ctx.message);

@@ -9,6 +9,7 @@ import type { Middleware } from '../route.js';
 export const protocolRules = (): Middleware => async (ctx, next) => {
   if (ctx.req.httpVersion === '1.1' && ctx.get('Host') === '') throw badRequest('the Host header is required in HTTP/1.1');
   const expect = ctx.get('Expect');
-  if (expect !== '' && expect.toLowerCase() !== '100-continue') throw new ApiError(417, 'expectation_failed', `Expect: ${expect} is not supported; only 100-continue is`);
+  if (expect !== '' && expect.toLowerCase() !== '100-continue')
+    throw new ApiError(417, 'expectation_failed', `Expect: ${expect} is not supported; only 100-continue is`);
   await next();
 };

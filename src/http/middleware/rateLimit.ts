@@ -9,14 +9,22 @@ import type { AppContext, Middleware } from '../route.js';
  * `spendsItself` holds (a batch: its items draw on the budget, and only its body says how many) is
  * left to its route, which calls `spendItems` (or `spendRequest`).
  */
-export const rateLimit = (limiter: RateLimiter, log: Logger, spendsItself: (ctx: AppContext) => boolean = () => false): Middleware => async (ctx, next) => {
-  if (!spendsItself(ctx)) await spendRequest(ctx, limiter, log);
-  await next();
-};
+export const rateLimit =
+  (limiter: RateLimiter, log: Logger, spendsItself: (ctx: AppContext) => boolean = () => false): Middleware =>
+  async (ctx, next) => {
+    if (!spendsItself(ctx)) await spendRequest(ctx, limiter, log);
+    await next();
+  };
 
 /** Spends one request of the key's budget (requests of one turn share a round trip to Redis). */
 export const spendRequest = (ctx: AppContext, limiter: RateLimiter, log: Logger): Promise<void> =>
-  spend(ctx, limiter, log, () => limiter.take(ctx.state.kid!), (decision) => refused(`${decision.limit} requests per ${limiter.windowS} seconds`, decision));
+  spend(
+    ctx,
+    limiter,
+    log,
+    () => limiter.take(ctx.state.kid!),
+    (decision) => refused(`${decision.limit} requests per ${limiter.windowS} seconds`, decision),
+  );
 
 /**
  * Spends `count` units of the key's budget for the items of one batch request, all or none: a
@@ -24,14 +32,26 @@ export const spendRequest = (ctx: AppContext, limiter: RateLimiter, log: Logger)
  * no batch is ever half done.
  */
 export const spendItems = (ctx: AppContext, limiter: RateLimiter, log: Logger, count: number): Promise<void> =>
-  spend(ctx, limiter, log, () => limiter.takeWhole(ctx.state.kid!, count), (decision) => batchRefused(count, decision, limiter.windowS));
+  spend(
+    ctx,
+    limiter,
+    log,
+    () => limiter.takeWhole(ctx.state.kid!, count),
+    (decision) => batchRefused(count, decision, limiter.windowS),
+  );
 
 /**
  * Takes a decision and says it in RateLimit-* headers, or refuses. While Redis is away the limiter
  * counts in memory (RateLimiter); a fault of the limiter otherwise lets the request through (logged):
  * it should not become an outage of the API.
  */
-async function spend(ctx: AppContext, limiter: RateLimiter, log: Logger, take: () => Promise<RateDecision>, refusal: (decision: RateDecision) => ApiError): Promise<void> {
+async function spend(
+  ctx: AppContext,
+  limiter: RateLimiter,
+  log: Logger,
+  take: () => Promise<RateDecision>,
+  refusal: (decision: RateDecision) => ApiError,
+): Promise<void> {
   let decision;
   try {
     decision = await take();

@@ -20,7 +20,12 @@ const BULK_EXAMPLES: Record<BulkKind['family'], { what: string; name: string; to
     keys: ['9780439023481', '0-439-13959-7', '9780306406157', '12345'],
     results: [
       { isbn: '9780439023481', status: 200, book: exampleBook },
-      { isbn: '0-439-13959-7', status: 200, merged_into: 'bk_2c4f6h8j0k1m', book: { id: 'bk_2c4f6h8j0k1m', isbn_13: '9780439139595', title: 'Harry Potter and the Goblet of Fire' } },
+      {
+        isbn: '0-439-13959-7',
+        status: 200,
+        merged_into: 'bk_2c4f6h8j0k1m',
+        book: { id: 'bk_2c4f6h8j0k1m', isbn_13: '9780439139595', title: 'Harry Potter and the Goblet of Fire' },
+      },
       { isbn: '9780306406157', status: 404, error: { code: 'not_found', message: 'no book with ISBN 9780306406157' } },
       { isbn: '12345', status: 400, error: { code: 'bad_request', message: 'invalid ISBN: "12345" is not a valid ISBN-10 or ISBN-13' } },
     ],
@@ -76,8 +81,14 @@ function bulkRoute(kind: BulkKind): Route {
         `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
       requestBody: { required: true, content: { 'application/json': { schema: body, example: { [field]: example.keys } } } },
       responses: {
-        '200': { description: 'One result per key, in input order.', headers: rateHeaders, content: { 'application/json': { schema: answer, example: { results: example.results } } } },
-        '400': errorResponse(`The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`),
+        '200': {
+          description: 'One result per key, in input order.',
+          headers: rateHeaders,
+          content: { 'application/json': { schema: answer, example: { results: example.results } } },
+        },
+        '400': errorResponse(
+          `The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`,
+        ),
         '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
         '415': unsupportedBody,
       },
@@ -111,7 +122,9 @@ export const batchRoutes: readonly Route[] = [
         content: {
           'application/json': {
             schema: matchBatchBody,
-            example: { records: [{ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, { isbn: '0439023483' }, { author: 'nobody' }] },
+            example: {
+              records: [{ title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 }, { isbn: '0439023483' }, { author: 'nobody' }],
+            },
           },
         },
       },
@@ -122,7 +135,17 @@ export const batchRoutes: readonly Route[] = [
           content: {
             'application/json': {
               schema: matchBatchResult,
-              example: { results: [{ match: { id: 'bk_5n1x7q0c2r9a', title: 'The Hunger Games' }, confidence: 0.985, signals: { isbn: 'absent', title: 1, author: 1, year: 1, publisher: null }, candidates: [] }, { error: { code: 'bad_request', message: 'title or isbn required' } }] },
+              example: {
+                results: [
+                  {
+                    match: { id: 'bk_5n1x7q0c2r9a', title: 'The Hunger Games' },
+                    confidence: 0.985,
+                    signals: { isbn: 'absent', title: 1, author: 1, year: 1, publisher: null },
+                    candidates: [],
+                  },
+                  { error: { code: 'bad_request', message: 'title or isbn required' } },
+                ],
+              },
             },
           },
         },
@@ -132,7 +155,11 @@ export const batchRoutes: readonly Route[] = [
       },
     },
     async handle(ctx, services) {
-      const records = await admitBatch(ctx, services, async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records);
+      const records = await admitBatch(
+        ctx,
+        services,
+        async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records,
+      );
       sendJson(ctx, await matchBatch(services, records));
     },
   },

@@ -23,7 +23,9 @@ export const changeRoutes: readonly Route[] = [
         'Full pages never change and are cached briefly; the page at the head of the feed is always fresh.',
       responses: {
         '200': { description: 'A page of changes.', headers: rateHeaders, content: { 'application/json': { schema: changePage } } },
-        '400': errorResponse('`since` missing (`since cursor is required`), malformed, or ahead of the feed (unknown); or `limit` out of range.'),
+        '400': errorResponse(
+          '`since` missing (`since cursor is required`), malformed, or ahead of the feed (unknown); or `limit` out of range.',
+        ),
       },
     },
     async handle(ctx, { db, shortCache }) {

@@ -56,7 +56,8 @@ const ASSETS: Record<string, Asset> = {
 };
 
 // Swagger UI sets element styles and shows inline SVG and data: images; nothing else is allowed.
-const PAGE_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
+const PAGE_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 // Read once per process, on first use: most API processes never serve the page.
 const loaded = new Map<string, Promise<Buffer | string>>();
@@ -83,7 +84,8 @@ export const docsRoutes: readonly Route[] = [
     tag: 'public',
     doc: {
       summary: 'Interactive API reference',
-      description: 'This document rendered as a page (Swagger UI, served from the service itself: nothing is loaded from elsewhere), its routes grouped by tag. Public: no key, not metered, not rate limited.',
+      description:
+        'This document rendered as a page (Swagger UI, served from the service itself: nothing is loaded from elsewhere), its routes grouped by tag. Public: no key, not metered, not rate limited.',
       responses: { '200': { description: 'The HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
     },
     handle(ctx) {
@@ -106,7 +108,14 @@ export const docsRoutes: readonly Route[] = [
       description: 'The stylesheet, scripts and icon `/docs` loads. Public, like the page.',
       parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: Object.keys(ASSETS) } }],
       responses: {
-        '200': { description: 'The file.', content: { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string' } } } },
+        '200': {
+          description: 'The file.',
+          content: {
+            'text/css': { schema: { type: 'string' } },
+            'text/javascript': { schema: { type: 'string' } },
+            'image/png': { schema: { type: 'string' } },
+          },
+        },
         '401': errorResponse('Any other name: not a public path, so it needs the key like every path outside the public list.'),
         '404': errorResponse('Any other name, with the key.'),
       },

@@ -37,7 +37,10 @@ export const idParameter = (what: 'book' | 'work' | 'author'): oas31.ParameterOb
 });
 
 const cacheHeader: Record<string, oas31.HeaderObject> = {
-  'X-Cache': { description: '`HIT` when answered from the 24-hour point-lookup cache, else `MISS`.', schema: { type: 'string', enum: ['HIT', 'MISS'] } },
+  'X-Cache': {
+    description: '`HIT` when answered from the 24-hour point-lookup cache, else `MISS`.',
+    schema: { type: 'string', enum: ['HIT', 'MISS'] },
+  },
 };
 
 const deletedRecord = errorResponse(
@@ -60,7 +63,14 @@ function pointRoute(
   family: PointFamily,
   param: 'isbn' | 'id',
   tool: Tool,
-  doc: { summary: string; description: string; parameter: oas31.ParameterObject; schema: typeof bookRecord | typeof workRecord | typeof authorRecord; notFound: string; malformed: ZodOpenApiResponseObject },
+  doc: {
+    summary: string;
+    description: string;
+    parameter: oas31.ParameterObject;
+    schema: typeof bookRecord | typeof workRecord | typeof authorRecord;
+    notFound: string;
+    malformed: ZodOpenApiResponseObject;
+  },
 ): Route {
   return {
     name,
@@ -76,7 +86,11 @@ function pointRoute(
       description: `${doc.description} Cached for 24 hours by URL (after authentication and rate limiting); a change to the record drops its cached answers at once.`,
       parameters: [doc.parameter],
       responses: {
-        '200': { description: 'Found.', headers: { ...cacheHeader, ...rateHeaders }, content: { 'application/json': { schema: doc.schema } } },
+        '200': {
+          description: 'Found.',
+          headers: { ...cacheHeader, ...rateHeaders },
+          content: { 'application/json': { schema: doc.schema } },
+        },
         '301': merged(family === 'isbn' ? 'books' : family),
         '400': doc.malformed,
         '404': errorResponse(doc.notFound),
@@ -97,8 +111,16 @@ function pointRoute(
 export const lookupRoutes: readonly Route[] = [
   pointRoute('lookupIsbn', 'isbn', 'isbn', lookupIsbn, {
     summary: 'Look up a book by ISBN',
-    description: 'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
-    parameter: { name: 'isbn', in: 'path', required: true, description: 'ISBN-10 or ISBN-13.', schema: { type: 'string' }, example: '978-0-439-02348-1' },
+    description:
+      'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
+    parameter: {
+      name: 'isbn',
+      in: 'path',
+      required: true,
+      description: 'ISBN-10 or ISBN-13.',
+      schema: { type: 'string' },
+      example: '978-0-439-02348-1',
+    },
     schema: bookRecord,
     notFound: 'No book has this ISBN; the message names it.',
     malformed: errorResponse('Not a valid ISBN (`code` `bad_request`).'),
@@ -141,7 +163,16 @@ export const lookupRoutes: readonly Route[] = [
         'Answers 301 to the record the catalogue holds for an Open Library key: an edition key (`OL…M`) to `/v1/books/{id}`, a work key (`OL…W`) to `/v1/works/{id}`, ' +
         'an author key (`OL…A`) to `/v1/authors/{id}`. Several edition keys may lead to one book (one ISBN, one row). A key Open Library redirected leads where its target does, ' +
         'a record merged here to the survivor. Every record lists its keys under `identifiers.openlibrary`. Read from PostgreSQL by primary key, not cached.',
-      parameters: [{ name: 'key', in: 'path', required: true, description: 'An Open Library key without its path.', schema: { type: 'string', pattern: '^OL[1-9][0-9]*[AWM]$' }, example: 'OL7353617M' }],
+      parameters: [
+        {
+          name: 'key',
+          in: 'path',
+          required: true,
+          description: 'An Open Library key without its path.',
+          schema: { type: 'string', pattern: '^OL[1-9][0-9]*[AWM]$' },
+          example: 'OL7353617M',
+        },
+      ],
       responses: {
         '301': {
           description: 'Our record: `Location` is its URL.',
@@ -150,7 +181,9 @@ export const lookupRoutes: readonly Route[] = [
         },
         '400': errorResponse('Not an Open Library key of the form `OL7353617M`, `OL45804W` or `OL23919A` (`code` `bad_request`).'),
         '404': errorResponse('No record with this key has been imported.'),
-        '410': errorResponse('Open Library deleted the key, or the record it led to was deleted (`code` `gone`): never answered as if live.'),
+        '410': errorResponse(
+          'Open Library deleted the key, or the record it led to was deleted (`code` `gone`): never answered as if live.',
+        ),
       },
     },
     async handle(ctx, { db }, { key }) {

@@ -57,21 +57,33 @@ export function mcpRoutes(tools: ToolSet): Route[] {
         description:
           'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
           '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. ' +
-          'Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route\'s), ' +
-          'and a failing one the API\'s error JSON with `isError` set; arguments the tool\'s schema does not name are invalid params (-32602). A merged id is followed to the survivor, with a second text item saying so. ' +
+          "Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route's), " +
+          "and a failing one the API's error JSON with `isError` set; arguments the tool's schema does not name are invalid params (-32602). A merged id is followed to the survivor, with a second text item saying so. " +
           'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool; a batch tool draws one unit per item, as its route); a 401 comes before any MCP message is read. ' +
-          'A request from a browser page of a foreign origin is refused (403) against DNS rebinding: loopback origins and those of `MCP_ALLOWED_ORIGINS` are allowed, and a request without `Origin` is no page\'s. GET and DELETE answer 405.',
+          "A request from a browser page of a foreign origin is refused (403) against DNS rebinding: loopback origins and those of `MCP_ALLOWED_ORIGINS` are allowed, and a request without `Origin` is no page's. GET and DELETE answer 405.",
         requestBody: {
           required: true,
           content: {
             'application/json': {
-              schema: { type: ['object', 'array'], description: 'A JSON-RPC 2.0 message (e.g. `initialize`, `tools/list`, `tools/call`) or a batch of them.' },
-              example: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_isbn', arguments: { isbn: '978-0-439-02348-1' } } },
+              schema: {
+                type: ['object', 'array'],
+                description: 'A JSON-RPC 2.0 message (e.g. `initialize`, `tools/list`, `tools/call`) or a batch of them.',
+              },
+              example: {
+                jsonrpc: '2.0',
+                id: 1,
+                method: 'tools/call',
+                params: { name: 'lookup_isbn', arguments: { isbn: '978-0-439-02348-1' } },
+              },
             },
           },
         },
         responses: {
-          '200': { description: 'The JSON-RPC response (an array for a batch).', headers: rateHeaders, content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
+          '200': {
+            description: 'The JSON-RPC response (an array for a batch).',
+            headers: rateHeaders,
+            content: { 'application/json': { schema: { type: ['object', 'array'] } } },
+          },
           '202': { description: 'Only notifications were sent; no body.' },
           '400': errorResponse('Malformed JSON, a body that is not JSON-RPC 2.0, or an unsupported `MCP-Protocol-Version`.'),
           '403': errorResponse('`Origin` names a browser page of a foreign origin (`code` `forbidden`).'),
@@ -90,7 +102,12 @@ export function mcpRoutes(tools: ToolSet): Route[] {
       async handle(ctx, services) {
         const { rateLimiter, log } = services;
         const origin = ctx.get('Origin') || undefined;
-        if (!originAllowed(origin, services.config.mcpAllowedOrigins)) throw new ApiError(403, 'forbidden', `requests from pages of ${origin} are not allowed: MCP_ALLOWED_ORIGINS lists the origins that are`);
+        if (!originAllowed(origin, services.config.mcpAllowedOrigins))
+          throw new ApiError(
+            403,
+            'forbidden',
+            `requests from pages of ${origin} are not allowed: MCP_ALLOWED_ORIGINS lists the origins that are`,
+          );
         let body: unknown;
         try {
           body = await readMcpBody(ctx);
@@ -106,7 +123,11 @@ export function mcpRoutes(tools: ToolSet): Route[] {
         await (items === null ? spendRequest(ctx, rateLimiter, log) : spendItems(ctx, rateLimiter, log, items));
         let answer;
         try {
-          answer = await answerMcpPost({ services, requestId: ctx.state.requestId, tools }, body, ctx.get('MCP-Protocol-Version') || undefined);
+          answer = await answerMcpPost(
+            { services, requestId: ctx.state.requestId, tools },
+            body,
+            ctx.get('MCP-Protocol-Version') || undefined,
+          );
         } catch (error) {
           if (!(error instanceof UnreadableMessage)) throw error;
           sendJson(ctx, error.response, error.status);

@@ -18,7 +18,8 @@ export function publicRoutes(document: () => object): Route[] {
       tag: 'public',
       doc: {
         summary: 'Health of the service and each dependency',
-        description: 'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not. `metering.dropped` counts usage records lost to a full buffer.',
+        description:
+          'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not. `metering.dropped` counts usage records lost to a full buffer.',
         responses: {
           '200': { description: 'Every dependency is up.', content: { 'application/json': { schema: health } } },
           '503': { description: 'At least one dependency is down.', content: { 'application/json': { schema: health } } },

@@ -32,7 +32,11 @@ export const reconcileCrossOrigin = (): Middleware => async (ctx, next) => {
   if (!isReconcilePath(ctx.path)) return next();
   ctx.set('Access-Control-Allow-Origin', '*');
   if (isReconcilePreflight(ctx)) {
-    ctx.set({ 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '86400' });
+    ctx.set({
+      'Access-Control-Allow-Methods': 'GET, POST',
+      'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+      'Access-Control-Max-Age': '86400',
+    });
     ctx.status = 204;
     return;
   }
@@ -58,7 +62,10 @@ async function postedBatch(ctx: AppContext): Promise<unknown> {
   return parseJsonText(queries[0]!);
 }
 
-const EXAMPLE_BATCH = { q0: { query: 'The Hunger Games', properties: [{ pid: 'author', v: 'Suzanne Collins' }] }, q1: { query: 'Rowling, J.K.', type: 'author', limit: 1 } };
+const EXAMPLE_BATCH = {
+  q0: { query: 'The Hunger Games', properties: [{ pid: 'author', v: 'Suzanne Collins' }] },
+  q1: { query: 'Rowling, J.K.', type: 'author', limit: 1 },
+};
 
 const EXAMPLE_RESULTS = {
   q0: {
@@ -69,7 +76,11 @@ const EXAMPLE_RESULTS = {
         description: 'Suzanne Collins · 2008 · Scholastic Press · ISBN 9780439023481',
         score: 98.5,
         match: true,
-        features: [{ id: 'confidence', value: 0.985 }, { id: 'title', value: 1 }, { id: 'author', value: 1 }],
+        features: [
+          { id: 'confidence', value: 0.985 },
+          { id: 'title', value: 1 },
+          { id: 'author', value: 1 },
+        ],
         type: [{ id: 'book', name: 'Book' }],
       },
     ],
@@ -82,7 +93,11 @@ const EXAMPLE_MANIFEST = {
   identifierSpace: 'http://127.0.0.1:8080/v1/',
   schemaSpace: 'http://127.0.0.1:8080/reconcile#types',
   view: { url: 'http://127.0.0.1:8080/v1/books/{{id}}' },
-  defaultTypes: [{ id: 'book', name: 'Book' }, { id: 'work', name: 'Work' }, { id: 'author', name: 'Author' }],
+  defaultTypes: [
+    { id: 'book', name: 'Book' },
+    { id: 'work', name: 'Work' },
+    { id: 'author', name: 'Author' },
+  ],
   batchSize: 50,
   authentication: { type: 'apiKey', in: 'header', name: 'Authorization' },
 };
@@ -108,12 +123,23 @@ export const reconcileRoutes: readonly Route[] = [
       summary: 'Reconciliation service (W3C Reconciliation Service API 0.2): manifest',
       description:
         'Without `queries`: the service manifest, public (no key, not metered, not rate limited), since a client such as OpenRefine reads it before it knows it must ask for a key. ' +
-        'Its `authentication` asks for the key as an API key in the `Authorization` header, written `Bearer svc_live_<kid>_<secret>` (the manifest\'s schema has no Bearer scheme). ' +
+        "Its `authentication` asks for the key as an API key in the `Authorization` header, written `Bearer svc_live_<kid>_<secret>` (the manifest's schema has no Bearer scheme). " +
         'Types: `book` (the default), `work`, `author`; properties: `author`, `isbn`, `year`, `publisher`. ' +
         'With `queries` (a URL-encoded query batch): the same as the POST, with the key. Every `/reconcile` path answers CORS for any origin.',
-      parameters: [{ name: 'queries', in: 'query', required: false, description: 'A query batch as JSON, e.g. `{"q0": {"query": "The Hunger Games"}}`; with it the key is required.', schema: { type: 'string' } }],
+      parameters: [
+        {
+          name: 'queries',
+          in: 'query',
+          required: false,
+          description: 'A query batch as JSON, e.g. `{"q0": {"query": "The Hunger Games"}}`; with it the key is required.',
+          schema: { type: 'string' },
+        },
+      ],
       responses: {
-        '200': { description: 'The manifest, or the result batch when `queries` was given.', content: { 'application/json': { schema: { type: 'object' }, example: EXAMPLE_MANIFEST } } },
+        '200': {
+          description: 'The manifest, or the result batch when `queries` was given.',
+          content: { 'application/json': { schema: { type: 'object' }, example: EXAMPLE_MANIFEST } },
+        },
         '400': errorResponse('`queries` is not a valid query batch, or names no query; the message names the query and the problem.'),
       },
     },
@@ -136,24 +162,34 @@ export const reconcileRoutes: readonly Route[] = [
         'A query batch in the form field `queries` (`application/x-www-form-urlencoded`, what OpenRefine sends) or as the JSON body itself, checked against the 0.2 schema. ' +
         'Book and work queries are matched as `POST /v1/match` matches (the query is the title; properties give author, ISBN, year, publisher; unknown properties are ignored), ' +
         'author queries are an author search. `score` is the confidence on 0 to 100; `match` is true only for the candidate `/v1/match` would return as its match ' +
-        '(for authors: the same name, initials, order and diacritics aside, and no other candidate\'s); `features` are the signals. A query of a type the service does not have, ' +
+        "(for authors: the same name, initials, order and diacritics aside, and no other candidate's); `features` are the signals. A query of a type the service does not have, " +
         `or with nothing to match, gets no candidates. 1 to 50 queries: an empty batch (\`{}\`) is a 400. ${BATCH_BUDGET.replace('item', 'query')}`,
       requestBody: {
         required: true,
         content: {
           'application/x-www-form-urlencoded': {
-            schema: { type: 'object', required: ['queries'], properties: { queries: { type: 'string', description: 'The query batch as JSON.' } } },
+            schema: {
+              type: 'object',
+              required: ['queries'],
+              properties: { queries: { type: 'string', description: 'The query batch as JSON.' } },
+            },
             example: { queries: JSON.stringify(EXAMPLE_BATCH) },
           },
           'application/json': { schema: queryBatch, example: EXAMPLE_BATCH },
         },
       },
       responses: {
-        '200': { description: 'The result batch: `{"<query id>": {"result": [candidates, best first]}}`.', headers: rateHeaders, content: { 'application/json': { schema: resultBatch, example: EXAMPLE_RESULTS } } },
+        '200': {
+          description: 'The result batch: `{"<query id>": {"result": [candidates, best first]}}`.',
+          headers: rateHeaders,
+          content: { 'application/json': { schema: resultBatch, example: EXAMPLE_RESULTS } },
+        },
         '400': errorResponse(
           'No `queries` field, malformed JSON, a batch that names no query, or a query the 0.2 schema refuses; the message names the query and the problem (e.g. `queries.q1: query or a non-empty properties is required`).',
         ),
-        '413': errorResponse('More than 50 queries (the manifest\'s `batchSize`), or a body larger than 512 KiB (`code` `payload_too_large`).'),
+        '413': errorResponse(
+          "More than 50 queries (the manifest's `batchSize`), or a body larger than 512 KiB (`code` `payload_too_large`).",
+        ),
         '415': errorResponse('A body neither form-encoded nor JSON, or encoded (`code` `unsupported_media_type`).'),
       },
     },
@@ -169,10 +205,27 @@ export const reconcileRoutes: readonly Route[] = [
     tag: 'reconciliation',
     doc: {
       summary: 'Reconciliation service: the properties a query may give',
-      description: 'The suggest service for properties of the 0.2 protocol: those whose id or name has a word starting with `prefix`. Public, like the manifest: it shows no catalogue data.',
-      parameters: [{ name: 'prefix', in: 'query', required: false, description: 'The start of a word of the property\'s id or name; all properties without it.', schema: { type: 'string' } }],
+      description:
+        'The suggest service for properties of the 0.2 protocol: those whose id or name has a word starting with `prefix`. Public, like the manifest: it shows no catalogue data.',
+      parameters: [
+        {
+          name: 'prefix',
+          in: 'query',
+          required: false,
+          description: "The start of a word of the property's id or name; all properties without it.",
+          schema: { type: 'string' },
+        },
+      ],
       responses: {
-        '200': { description: 'Matching properties.', content: { 'application/json': { schema: { type: 'object' }, example: { result: [{ id: 'publisher', name: 'Publisher', description: "The publisher's name." }] } } } },
+        '200': {
+          description: 'Matching properties.',
+          content: {
+            'application/json': {
+              schema: { type: 'object' },
+              example: { result: [{ id: 'publisher', name: 'Publisher', description: "The publisher's name." }] },
+            },
+          },
+        },
       },
     },
     handle(ctx) {

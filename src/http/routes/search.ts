@@ -39,7 +39,7 @@ export const searchRoutes: readonly Route[] = [
         '(search as you type). Typo tolerant: when the words as typed do not fill the page asked for, the search runs again reading each word up to its typos ' +
         '(one in a word of 3 to 5 letters, two from 6 letters, the first letter right), so a misspelt query finds what it meant and a well-spelt one is not diluted. ' +
         'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: how the book fits the query (its title or its series is the query, ' +
-        'then its first author\'s name, then a co-author\'s, then the query as a phrase of the title or of an author\'s name, then all its words in the title, anywhere, in the series); ' +
+        "then its first author's name, then a co-author's, then the query as a phrase of the title or of an author's name, then all its words in the title, anywhere, in the series); " +
         'a volume of a series the query names ranks a little above a book that only shares the name. Then popularity: readers who rated the book (`ratings_count`), ' +
         'Open Library readers who shelved or rated its work, and its number of editions, so among books that fit alike the most read comes first. ' +
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
@@ -70,7 +70,10 @@ export const searchRoutes: readonly Route[] = [
         'Finds authors by name, tolerant of initials (`JK Rowling`, `J. K. Rowling`), order (`Rowling, J.K.`), diacritics (`Garcia Marquez`) and typos (as in book search); ' +
         'other spellings seen of a name (`alternate_names`) match too, and the last word also counts as the start of a word. ' +
         'An exact name (once initials, order, case and diacritics are set aside) ranks first; popular authors (by the readers, ratings and editions of their books) rank a little higher. ' +
-        SHORT_CACHE.replace('every book is exactly its `GET /v1/books/{id}` record; a book', 'every author reads as in `GET /v1/authors/{id}` (without the works); an author'),
+        SHORT_CACHE.replace(
+          'every book is exactly its `GET /v1/books/{id}` record; a book',
+          'every author reads as in `GET /v1/authors/{id}` (without the works); an author',
+        ),
       responses: {
         '200': { description: 'A page of authors.', headers: rateHeaders, content: { 'application/json': { schema: authorSearchPage } } },
         '400': errorResponse('`q` missing (`q is required`) or too long, or `limit`/`offset` invalid.'),
@@ -96,7 +99,7 @@ export const searchRoutes: readonly Route[] = [
         '(as written first; read up to typos when that finds no match). ' +
         'Each is weighed on signals from 0 to 1 (`title`, `author`, `year`, `publisher`) and what the ISBN says about it (`isbn`). Titles are compared after taking out ' +
         'a series in parentheses, a subtitle (either side may lack it), a leading article, punctuation, case and diacritics, tolerating typos (a word matched only up to a typo, ' +
-        'or a title matched only without the book\'s subtitle, counts a little less; a record title that says more than the book\'s, such as an imprint in parentheses, counts ' +
+        "or a title matched only without the book's subtitle, counts a little less; a record title that says more than the book's, such as an imprint in parentheses, counts " +
         'clearly less, as it may name another book of that title); authors are compared ' +
         'tolerating initials, surname-first order and typos, and any credited author may match, so a translator or illustrator listed as well costs nothing. ' +
         `Confidence: the title likeness, times 0.6 + 0.4 × the author likeness when an author was given (0.8 when the book credits nobody); with no author given, ${TITLE_ALONE} × the title likeness to the power ${TITLE_ALONE_POWER}, as a near title alone is likelier another book; ` +
@@ -108,10 +111,19 @@ export const searchRoutes: readonly Route[] = [
         SHORT_CACHE,
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: matchRequest.meta({ id: 'MatchRequest' }), example: { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 } } },
+        content: {
+          'application/json': {
+            schema: matchRequest.meta({ id: 'MatchRequest' }),
+            example: { title: 'The Hunger Games', author: 'Suzanne Collins', year: 2008 },
+          },
+        },
       },
       responses: {
-        '200': { description: 'The best match (or null), its confidence and signals, and the closest candidates.', headers: rateHeaders, content: { 'application/json': { schema: matchResult } } },
+        '200': {
+          description: 'The best match (or null), its confidence and signals, and the closest candidates.',
+          headers: rateHeaders,
+          content: { 'application/json': { schema: matchResult } },
+        },
         '400': errorResponse(
           'Neither `title` nor `isbn` (`title or isbn required`); malformed JSON (`malformed JSON body`) or a body that is not an object; a field of the wrong type ' +
             '(`year must be an integer such as 1997`), too long (500 characters) or unknown; or only an `isbn` that is not a valid ISBN.',
@@ -137,7 +149,7 @@ export const searchRoutes: readonly Route[] = [
     doc: {
       summary: 'Books to read next',
       description:
-        'Books a reader of this one is likely to want next, best first, one edition per work and never an edition of this book\'s own work ' +
+        "Books a reader of this one is likely to want next, best first, one edition per work and never an edition of this book's own work " +
         '(nor a book with nearly the same title and author that the catalogue keeps as another work). Signals, strongest first: co-reading (what readers who liked this book also liked, ' +
         'from Book-Crossing ratings), the same series, the same author, and content likeness of title, subtitle, series and author names; popular books rank a little higher and ' +
         'fill the list when few books are related. The catalogue has no subjects, so they play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +

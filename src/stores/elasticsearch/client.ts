@@ -37,7 +37,10 @@ export function createElastic(url: string): Elastic {
 export function createRequestPathElastic(url: string, guard: StoreGuard): Elastic {
   class GuardedTransport extends SniffingTransport {
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithOutMeta): Promise<TResponse>;
-    override request<TResponse = unknown, TContext = unknown>(params: TransportRequestParams, options?: TransportRequestOptionsWithMeta): Promise<TransportResult<TResponse, TContext>>;
+    override request<TResponse = unknown, TContext = unknown>(
+      params: TransportRequestParams,
+      options?: TransportRequestOptionsWithMeta,
+    ): Promise<TransportResult<TResponse, TContext>>;
     override request<TResponse = unknown>(params: TransportRequestParams, options?: TransportRequestOptions): Promise<TResponse>;
     override request(params: TransportRequestParams, options?: TransportRequestOptions): Promise<unknown> {
       // The next node at once, without the client's growing pauses between rounds: the wait is the guard's.

@@ -33,11 +33,21 @@ export interface Candidate {
  * The candidates of several probes, in their order: one request (_msearch) for all of them, so
  * a batch of records costs the index one round trip, not one per record.
  */
-export async function matchCandidates(elastic: Elastic, index: string, probes: readonly CandidateProbe[], mode: Spelling, size: number): Promise<Candidate[][]> {
+export async function matchCandidates(
+  elastic: Elastic,
+  index: string,
+  probes: readonly CandidateProbe[],
+  mode: Spelling,
+  size: number,
+): Promise<Candidate[][]> {
   if (probes.length === 0) return [];
-  const response = await elastic.msearch<{ work_title?: string }>({ index, searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]) });
+  const response = await elastic.msearch<{ work_title?: string }>({
+    index,
+    searches: probes.flatMap((probe) => [{}, candidateSearch(probe, mode, size)]),
+  });
   return response.responses.map((answer) => {
-    if ('error' in answer) throw missingIndex(answer) ?? new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    if ('error' in answer)
+      throw missingIndex(answer) ?? new Error(`match candidate search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
     return answer.hits.hits.flatMap((hit) => (hit._id ? [{ id: hit._id, workTitle: hit._source?.work_title ?? null }] : []));
   });
 }
@@ -65,14 +75,24 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
                 { match: { work_title: { query: title, ...typos, minimum_should_match: MOST } } },
                 // The author's books that share a word of the title: another word may have more typos than a fuzzy match allows ("Metro Gibs").
                 ...(mode === 'typos' && probe.author !== null
-                  ? [{ bool: { filter: [{ match: { author_names: { query: probe.author, ...typos } } }], must: [{ match: { title: { query: title, ...typos } } }] } }]
+                  ? [
+                      {
+                        bool: {
+                          filter: [{ match: { author_names: { query: probe.author, ...typos } } }],
+                          must: [{ match: { title: { query: title, ...typos } } }],
+                        },
+                      },
+                    ]
                   : []),
               ],
             },
           },
         ],
         // A flat bonus: how many names a book credits must not decide which titles get a place.
-        should: probe.author === null ? [] : [{ constant_score: { filter: { match: { author_names: { query: probe.author, ...typos } } }, boost: 3 } }],
+        should:
+          probe.author === null
+            ? []
+            : [{ constant_score: { filter: { match: { author_names: { query: probe.author, ...typos } } }, boost: 3 } }],
       },
     },
     rescore: { window_size: RESCORED, query: { rescore_query: { match_phrase: { title: { query: probe.title, slop: 2, boost: 2 } } } } },

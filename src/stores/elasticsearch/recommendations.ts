@@ -40,7 +40,12 @@ function coReading(ids: readonly string[], weight: number): estypes.QueryDslQuer
   }));
 }
 
-export async function recommendationHits(elastic: Elastic, index: string, { book, alsoLiked, authorAlsoLiked }: RecommendationSeed, size: number): Promise<ScoredId[]> {
+export async function recommendationHits(
+  elastic: Elastic,
+  index: string,
+  { book, alsoLiked, authorAlsoLiked }: RecommendationSeed,
+  size: number,
+): Promise<ScoredId[]> {
   const authorIds = book.authors.map((author) => author.id);
   const should: estypes.QueryDslQueryContainer[] = [
     ...coReading(alsoLiked, CO_READING),
@@ -48,7 +53,17 @@ export async function recommendationHits(elastic: Elastic, index: string, { book
     {
       more_like_this: {
         fields: ['title', 'subtitle', 'series', 'author_names'],
-        like: [{ _index: index, doc: { title: book.title, subtitle: book.subtitle, series: book.series, author_names: book.authors.map((author) => author.name) } }],
+        like: [
+          {
+            _index: index,
+            doc: {
+              title: book.title,
+              subtitle: book.subtitle,
+              series: book.series,
+              author_names: book.authors.map((author) => author.name),
+            },
+          },
+        ],
         min_term_freq: 1,
         min_doc_freq: 2,
         max_query_terms: 25,
@@ -59,19 +74,35 @@ export async function recommendationHits(elastic: Elastic, index: string, { book
   if (authorIds.length > 0) should.push({ constant_score: { filter: { terms: { author_ids: authorIds } }, boost: SAME_AUTHOR } });
   if (book.series !== null) should.push({ constant_score: { filter: { term: { 'series.keyword': book.series } }, boost: SAME_SERIES } });
   const next = nextVolume(book);
-  if (next !== null) should.push({ constant_score: { filter: { bool: { filter: [{ term: { 'series.keyword': book.series } }, { term: { series_number: next } }] } }, boost: NEXT_IN_SERIES } });
+  if (next !== null)
+    should.push({
+      constant_score: {
+        filter: { bool: { filter: [{ term: { 'series.keyword': book.series } }, { term: { series_number: next } }] } },
+        boost: NEXT_IN_SERIES,
+      },
+    });
   should.push({ constant_score: { filter: { match_all: {} }, boost: ANY_BOOK } });
   // A set or an omnibus of the same series or author holds this book, or may.
   const related: estypes.QueryDslQueryContainer[] = [
     ...(book.series !== null ? [{ term: { 'series.keyword': book.series } }] : []),
     ...(authorIds.length > 0 ? [{ terms: { author_ids: authorIds } }] : []),
   ];
-  const gathering = { bool: { filter: [{ terms: { kind: GATHERING_KINDS.filter((kind) => kind !== 'companion') } }, { bool: { should: related, minimum_should_match: 1 } }] } };
+  const gathering = {
+    bool: {
+      filter: [
+        { terms: { kind: GATHERING_KINDS.filter((kind) => kind !== 'companion') } },
+        { bool: { should: related, minimum_should_match: 1 } },
+      ],
+    },
+  };
   const response = await elastic.search({
     index,
     size,
     _source: false,
-    query: withPopularity({ bool: { should, must_not: [{ term: { work_id: book.work_id } }, ...(related.length > 0 ? [gathering] : [])] } }, 0.05),
+    query: withPopularity(
+      { bool: { should, must_not: [{ term: { work_id: book.work_id } }, ...(related.length > 0 ? [gathering] : [])] } },
+      0.05,
+    ),
     collapse: { field: 'work_id' },
   });
   return scoredIds(response.hits.hits);

@@ -75,7 +75,11 @@ async function exactThenTypos<Hit extends ScoredId>(run: (mode: Spelling) => Pro
 }
 
 // Lucene's English stop words (the `_english_` list of the mappings).
-const STOP_WORDS = new Set('a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '));
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
+    ' ',
+  ),
+);
 
 /**
  * The words of a query that are not stop words, or all of them when that is all there is: "the"
@@ -124,10 +128,22 @@ function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryConta
  * about a fivefold popularity: a book titled like the query and read ten times more still comes
  * first ("Scarlet": Marissa Meyer's before A.C. Gaughen's Scarlet, #1 of Scarlet).
  */
-export const FIT = { title: 10, name: 9.5, coAuthorName: 8.5, titlePhrase: 7, namePhrase: 6, titleWords: 5, allWords: 4, seriesWords: 3, seriesVolume: 0.5 } as const;
+export const FIT = {
+  title: 10,
+  name: 9.5,
+  coAuthorName: 8.5,
+  titlePhrase: 7,
+  namePhrase: 6,
+  titleWords: 5,
+  allWords: 4,
+  seriesWords: 3,
+  seriesVolume: 0.5,
+} as const;
 
 function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
-  const tier = (boost: number, filter: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({ constant_score: { filter, boost } });
+  const tier = (boost: number, filter: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
+    constant_score: { filter, boost },
+  });
   return {
     dis_max: {
       queries: [
@@ -145,7 +161,9 @@ function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   };
 }
 
-const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({ constant_score: { filter: { term: { 'series.key': text } }, boost: FIT.seriesVolume } });
+const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({
+  constant_score: { filter: { term: { 'series.key': text } }, boost: FIT.seriesVolume },
+});
 
 const isbnClause = (isbn13s: string[]): estypes.QueryDslQueryContainer => ({
   constant_score: { filter: { terms: { isbn_13: isbn13s } }, boost: ISBN_BOOST },
@@ -160,7 +178,10 @@ const popularityFactor = (weight: number): estypes.QueryDslFunctionScoreContaine
 /** Works that gather or accompany books (see domain/titles.ts workKind): they rank below the books themselves. */
 export const GATHERING_KINDS = ['boxset', 'omnibus', 'companion'];
 const KIND_FACTOR = 0.5;
-const kindFactor: estypes.QueryDslFunctionScoreContainer[] = [{ weight: 1 }, { filter: { terms: { kind: GATHERING_KINDS } }, weight: KIND_FACTOR }];
+const kindFactor: estypes.QueryDslFunctionScoreContainer[] = [
+  { weight: 1 },
+  { filter: { terms: { kind: GATHERING_KINDS } }, weight: KIND_FACTOR },
+];
 
 /**
  * Popular entries rank a little higher: the text score times 1 + weight * log10(1 + popularity),
@@ -175,14 +196,16 @@ function bookFilters(search: BookSearch): estypes.QueryDslQueryContainer[] {
   if (search.authorId !== null) filters.push({ term: { author_ids: search.authorId } });
   if (search.language !== null) filters.push({ term: { language: search.language } });
   if (search.yearFrom !== null || search.yearTo !== null) {
-    filters.push({ range: { year: { ...(search.yearFrom !== null && { gte: search.yearFrom }), ...(search.yearTo !== null && { lte: search.yearTo }) } } });
+    filters.push({
+      range: { year: { ...(search.yearFrom !== null && { gte: search.yearFrom }), ...(search.yearTo !== null && { lte: search.yearTo }) } },
+    });
   }
   return filters;
 }
 
 export const scoredIds = (hits: estypes.SearchHit[]): ScoredId[] => hits.map((hit) => ({ id: hit._id ?? '', score: hit._score ?? 0 }));
 
-const totalOf = (total: estypes.SearchTotalHits | number | undefined): number => (typeof total === 'number' ? total : total?.value ?? 0);
+const totalOf = (total: estypes.SearchTotalHits | number | undefined): number => (typeof total === 'number' ? total : (total?.value ?? 0));
 
 /**
  * Book search in two phases, so that a query matching a million books stays fast: the index finds
@@ -209,12 +232,39 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
       query: { bool: { should, minimum_should_match: 1, filter: bookFilters(search) } },
       rescore: [
         // The fit replaces the match score (an ISBN asked for keeps its lead).
-        ...(search.text === '' ? [] : [{ window_size: window, query: { rescore_query: { bool: { should: [bookFit(search.text, mode), seriesVolume(search.text), ...(search.isbn13s.length > 0 ? [isbnClause(search.isbn13s)] : [])] } }, query_weight: 0 } }]),
+        ...(search.text === ''
+          ? []
+          : [
+              {
+                window_size: window,
+                query: {
+                  rescore_query: {
+                    bool: {
+                      should: [
+                        bookFit(search.text, mode),
+                        seriesVolume(search.text),
+                        ...(search.isbn13s.length > 0 ? [isbnClause(search.isbn13s)] : []),
+                      ],
+                    },
+                  },
+                  query_weight: 0,
+                },
+              },
+            ]),
         {
           window_size: window,
-          query: { rescore_query: { function_score: { functions: popularityFactor(POPULARITY_WEIGHT), score_mode: 'sum', boost_mode: 'replace' } }, score_mode: 'multiply' },
+          query: {
+            rescore_query: { function_score: { functions: popularityFactor(POPULARITY_WEIGHT), score_mode: 'sum', boost_mode: 'replace' } },
+            score_mode: 'multiply',
+          },
         },
-        { window_size: window, query: { rescore_query: { function_score: { functions: kindFactor, score_mode: 'multiply', boost_mode: 'replace' } }, score_mode: 'multiply' } },
+        {
+          window_size: window,
+          query: {
+            rescore_query: { function_score: { functions: kindFactor, score_mode: 'multiply', boost_mode: 'replace' } },
+            score_mode: 'multiply',
+          },
+        },
       ],
     });
     const seenWorks = new Set<string>();
@@ -259,7 +309,11 @@ export async function searchAuthors(elastic: Elastic, index: string, search: Aut
         0.1,
       ),
     });
-    const hits = response.hits.hits.map((hit) => ({ id: hit._id ?? '', score: hit._score ?? 0, workCount: Number((hit.fields?.work_count as unknown[] | undefined)?.[0] ?? 0) }));
+    const hits = response.hits.hits.map((hit) => ({
+      id: hit._id ?? '',
+      score: hit._score ?? 0,
+      workCount: Number((hit.fields?.work_count as unknown[] | undefined)?.[0] ?? 0),
+    }));
     return { total: totalOf(response.hits.total), hits };
   };
   return exactThenTypos(run, search.offset + search.limit);

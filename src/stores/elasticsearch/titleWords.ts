@@ -10,7 +10,14 @@ export async function knownTitleWords(elastic: Elastic, index: string, words: re
   if (words.length === 0) return new Set();
   const response = await elastic.mtermvectors({
     index,
-    docs: words.map((word) => ({ doc: { title: word }, fields: TITLE_FIELDS, term_statistics: true, field_statistics: false, positions: false, offsets: false })),
+    docs: words.map((word) => ({
+      doc: { title: word },
+      fields: TITLE_FIELDS,
+      term_statistics: true,
+      field_statistics: false,
+      positions: false,
+      offsets: false,
+    })),
   });
   const known = new Set<string>();
   response.docs.forEach((answer, at) => {

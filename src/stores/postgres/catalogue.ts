@@ -128,7 +128,10 @@ export async function authorSummariesOf(db: Queryable, hits: readonly { id: stri
       where a.merged_into is null and a.deleted_at is null`,
     [hits.map((hit) => hit.id), hits.map((hit) => hit.workCount)],
   );
-  return inOrderOf(hits.map((hit) => hit.id), rows);
+  return inOrderOf(
+    hits.map((hit) => hit.id),
+    rows,
+  );
 }
 
 export async function findAuthors(db: Queryable, ids: readonly string[]): Promise<Lookups<AuthorRecord>> {

@@ -9,9 +9,7 @@ import { withTransaction, type Pool, type PoolClient, type Queryable } from './p
  */
 
 export type MergeOutcome =
-  | { merged: true; changes: Change[]; touched: Set<string> }
-  | { merged: false; alreadyDone: true }
-  | { merged: false; refused: string };
+  { merged: true; changes: Change[]; touched: Set<string> } | { merged: false; alreadyDone: true } | { merged: false; refused: string };
 
 const TABLE: Record<EntityKind, string> = { book: 'books', work: 'works', author: 'authors' };
 
@@ -28,10 +26,9 @@ export async function mergeEntities(pool: Pool, kind: EntityKind, fromId: string
 export async function mergeInTransaction(client: PoolClient, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
   if (fromId === intoId) return { merged: false, refused: `cannot merge ${kind} ${fromId} into itself` };
   // Lock both rows, in id order so that two opposite merges cannot deadlock.
-  const { rows } = await client.query<Row>(
-    `select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`,
-    [[fromId, intoId]],
-  );
+  const { rows } = await client.query<Row>(`select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`, [
+    [fromId, intoId],
+  ]);
   const from = rows.find((row) => row.id === fromId);
   const into = rows.find((row) => row.id === intoId);
   if (!from) return { merged: false, refused: `${kind} ${fromId} not found` };
@@ -86,8 +83,17 @@ const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: stri
     );
     // Redirect rows follow too, so that no book ever points at a merged work.
     await client.query('update books set work_id = $2 where work_id = $1', [fromId, intoId]);
-    await client.query('update works set original_year = least(original_year, (select original_year from works where id = $1)) where id = $2', [fromId, intoId]);
-    return { books: rows.map((row) => row.id), alsoTouched: await authorsOfBooks(client, rows.map((row) => row.id)) };
+    await client.query(
+      'update works set original_year = least(original_year, (select original_year from works where id = $1)) where id = $2',
+      [fromId, intoId],
+    );
+    return {
+      books: rows.map((row) => row.id),
+      alsoTouched: await authorsOfBooks(
+        client,
+        rows.map((row) => row.id),
+      ),
+    };
   },
 
   /** FROM's books are credited to INTO (once), and FROM's spellings become INTO's. */
@@ -130,6 +136,8 @@ const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: stri
 /** Authors credited on any of `bookIds` (live or not: their work counts change either way). */
 async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
   if (bookIds.length === 0) return [];
-  const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [bookIds]);
+  const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [
+    bookIds,
+  ]);
   return rows.map((row) => row.author_id);
 }

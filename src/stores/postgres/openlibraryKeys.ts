@@ -12,7 +12,11 @@ export interface OlKeyRow {
 }
 
 export async function openLibraryKey(db: Queryable, key: string): Promise<OlKeyRow | null> {
-  const { rows } = await db.query<OlKeyRow>({ name: 'openlibrary-key', text: 'select state, entity_id, redirect_to from openlibrary_records where key = $1', values: [key] });
+  const { rows } = await db.query<OlKeyRow>({
+    name: 'openlibrary-key',
+    text: 'select state, entity_id, redirect_to from openlibrary_records where key = $1',
+    values: [key],
+  });
   return rows[0] ?? null;
 }
 

@@ -6,7 +6,10 @@ export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 /** Anything that runs a query: the pool, a client inside a transaction, or the request path's guarded pool. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(textOrConfig: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    textOrConfig: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
 }
 
 // What the request path gave up on is abandoned after these too: a connection not made, a statement.

@@ -163,7 +163,10 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
       [changedIds],
     );
     const changed = live.map((row) => row.id);
-    await recordChanges(client, changed.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })));
+    await recordChanges(
+      client,
+      changed.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })),
+    );
     return { books: total[0]?.n ?? 0, changed };
   });
 }

@@ -11,7 +11,8 @@ export type Redis = ReturnType<typeof createClient>;
  * two rounds to Redis (the rate limit, the cache); then the cache reads as a miss and the rate
  * limit counts in memory. Its waits draw on no request's budget: a request can do without Redis.
  */
-export const redisGuard = (log: Logger, storeWaitMs: number): StoreGuard => new StoreGuard('Redis', log, Math.max(1, Math.round(storeWaitMs / 2)), isRedisOutage, false);
+export const redisGuard = (log: Logger, storeWaitMs: number): StoreGuard =>
+  new StoreGuard('Redis', log, Math.max(1, Math.round(storeWaitMs / 2)), isRedisOutage, false);
 
 /** Every failure but an error Redis itself answered (a script's bug) means Redis is away; busy or loading is away too. */
 function isRedisOutage(error: unknown): boolean {

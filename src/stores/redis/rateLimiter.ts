@@ -104,7 +104,12 @@ export class RateLimiter {
   async takeWhole(kid: string, count: number): Promise<RateDecision> {
     const [before, admitted, resetMs] = await this.run(kid, count, 'whole');
     if (admitted !== count) this.refusedCount += 1;
-    return { allowed: admitted === count, limit: this.limit, remaining: Math.max(0, this.limit - before - admitted), resetMs: Math.max(0, resetMs) };
+    return {
+      allowed: admitted === count,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - before - admitted),
+      resetMs: Math.max(0, resetMs),
+    };
   }
 
   private async run(kid: string, count: number, mode: Mode): Promise<Admission> {

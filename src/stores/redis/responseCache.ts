@@ -80,7 +80,9 @@ export class ResponseCache {
     private readonly guard: Guard = UNGUARDED,
   ) {
     this.read = perTurn(async (groups: Group<string>[]) => {
-      const [bodies, [seconds, microseconds]] = await guard.run(() => Promise.all([this.redis.mGet(groups.map((group) => group.key)), this.redis.time()]));
+      const [bodies, [seconds, microseconds]] = await guard.run(() =>
+        Promise.all([this.redis.mGet(groups.map((group) => group.key)), this.redis.time()]),
+      );
       const missAt = Number(seconds) * 1_000_000 + Number(microseconds);
       return groups.map((group, index) => {
         const body = bodies[index];
