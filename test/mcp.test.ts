@@ -636,6 +636,44 @@ test('MCP calls and /v1 calls spend one rate budget: past it, both paths answer 
   }
 });
 
+test('a JSON-RPC batch costs and is metered as its messages sent one by one: each tools/call its own units and usage record, all or none', async (t) => {
+  const small = await startTestServer(world, { rateLimitMax: 10 });
+  try {
+    const { kid, auth } = await newKey(world, 'array-budget');
+    const lookups = (n: number, from = 10) =>
+      Array.from({ length: n }, (_, i) => toolCall('lookup_isbn', { isbn: HUNGER_GAMES }, from + i));
+    const four = await postMcp(small.url, [...lookups(4), { jsonrpc: '2.0', id: 1, method: 'tools/list' }], auth);
+    t.is(four.status, 200);
+    t.is(((await four.json()) as unknown[]).length, 5);
+    t.is(four.headers.get('ratelimit-remaining'), '5');
+
+    const six = await postMcp(small.url, lookups(6), auth);
+    t.is(six.status, 429);
+    t.is(six.headers.get('ratelimit-remaining'), '5');
+    t.regex(((await six.json()) as { error: { message: string } }).error.message, /a batch of 6 items needs 6 requests of the budget/);
+
+    const records = { records: [{ title: 'Mockingjay' }, { title: 'Catching Fire' }, { title: 'Mort' }] };
+    const mixed = await postMcp(small.url, [toolCall('match_books', records, 30), ...lookups(1)], auth);
+    t.is(mixed.status, 200);
+    t.is(mixed.headers.get('ratelimit-remaining'), '1');
+
+    await small.services.meter!.flush();
+    const posts = (await meteredCalls(world.db, kid)).map((row) => `${row.route} ${row.status}`).sort();
+    t.deepEqual(
+      posts,
+      [
+        ...Array<string>(4).fill('/mcp tools/call lookup_isbn 200'),
+        ...Array<string>(6).fill('/mcp tools/call lookup_isbn 429'),
+        '/mcp tools/call lookup_isbn 200',
+        '/mcp tools/call match_books 200',
+        '/mcp 200',
+      ].sort(),
+    );
+  } finally {
+    await small.stop();
+  }
+});
+
 test('every POST /mcp is metered once, a tool call under its tool name', async (t) => {
   const { kid, auth } = await newKey(world, 'metered');
   const { client } = await connect(server.url, auth);

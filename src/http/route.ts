@@ -63,8 +63,11 @@ export interface RequestState {
   params: Record<string, string>;
   /** The authenticated key id, set by `authenticate`. */
   kid?: string;
-  /** A finer usage route than the route's template, set by routes that carry several calls (POST /mcp: the tool). */
-  meteredRoute?: string;
+  /**
+   * The usage records of a request that carries calls of its own, one route each, set by such a
+   * route (POST /mcp: a message's tool); unset, the request is one record under its template.
+   */
+  meteredRoutes?: readonly string[];
 }
 
 export type AppContext = ParameterizedContext<RequestState>;

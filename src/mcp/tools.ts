@@ -383,18 +383,3 @@ export function toolCallIn(message: unknown, tools: ToolSet): { tool: Tool | und
   if (!('name' in params) || typeof params.name !== 'string') return null;
   return { tool: tools.byName.get(params.name), name: params.name, args: 'arguments' in params ? params.arguments : undefined };
 }
-
-/**
- * The units of the key's budget a POST /mcp body draws for the batch tools it calls, as their HTTP
- * batch routes: one per item of each call (one for a call whose arguments are no batch). Null when
- * it calls none: the POST is then one request.
- */
-export function batchItemsIn(body: unknown, tools: ToolSet): number | null {
-  let items: number | null = null;
-  for (const message of Array.isArray(body) ? body : [body]) {
-    const call = toolCallIn(message, tools);
-    const count = call?.tool?.items?.(call.args);
-    if (count !== undefined) items = (items ?? 0) + count;
-  }
-  return items;
-}

@@ -22,17 +22,18 @@ export function recordRequests(log: Logger, meter: Meter | null): Middleware {
         'request',
       );
       if (meter && kid) {
-        meter.record({
-          kid,
-          method: ctx.method,
-          // The route's template, never the URL: ids, search text and made-up paths would make the
-          // usage table useless and unbounded, so every path no route matched is one bucket. A method
-          // its path does not serve (405) counts under the path's route.
-          route: ctx.state.meteredRoute ?? requestTemplate(ctx),
-          status: ctx.status,
-          at: performance.timeOrigin + finished,
-          latencyMs: finished - started,
-        });
+        // The route's template, never the URL: ids, search text and made-up paths would make the
+        // usage table useless and unbounded, so every path no route matched is one bucket. A method
+        // its path does not serve (405) counts under the path's route.
+        for (const route of ctx.state.meteredRoutes ?? [requestTemplate(ctx)])
+          meter.record({
+            kid,
+            method: ctx.method,
+            route,
+            status: ctx.status,
+            at: performance.timeOrigin + finished,
+            latencyMs: finished - started,
+          });
       }
     }
   };

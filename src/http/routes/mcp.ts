@@ -1,7 +1,7 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../../errors.js';
 import { answerMcpPost, jsonRpcError, UnreadableMessage } from '../../mcp/server.js';
-import { batchItemsIn, toolCallIn, type ToolSet } from '../../mcp/tools.js';
+import { toolCallIn, type ToolSet } from '../../mcp/tools.js';
 import { BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
 import { spendItems, spendRequest } from '../middleware/rateLimit.js';
@@ -35,10 +35,16 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   }
 }
 
-/** The usage route of a call: the tool for tools/call (known tools only, so clients cannot invent routes), else `/mcp`. */
+/** The usage route of a message: its tool for a tools/call (known tools only, so clients cannot invent routes), else `/mcp`. */
 function meteredRoute(message: unknown, tools: ToolSet): string {
   const call = toolCallIn(message, tools);
   return call?.tool ? `/mcp tools/call ${call.name}` : MCP_PATH;
+}
+
+/** The units of the key's budget a message draws sent alone: one, or one per item for a batch tool's call (as its HTTP batch route). */
+function unitsOf(message: unknown, tools: ToolSet): number {
+  const call = toolCallIn(message, tools);
+  return call?.tool?.items?.(call.args) ?? 1;
 }
 
 /** POST /mcp, offering `tools` (those of the routes they mirror). */
@@ -60,6 +66,7 @@ export function mcpRoutes(tools: ToolSet): Route[] {
           "Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route's), " +
           "and a failing one the API's error JSON with `isError` set; arguments the tool's schema does not name are invalid params (-32602). A merged id is followed to the survivor, with a second text item saying so. " +
           'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool; a batch tool draws one unit per item, as its route); a 401 comes before any MCP message is read. ' +
+          'A JSON-RPC batch (an array of messages) costs and is metered as its messages sent one by one, its units taken all or none. ' +
           "A request from a browser page of a foreign origin is refused (403) against DNS rebinding: loopback origins and those of `MCP_ALLOWED_ORIGINS` are allowed, and a request without `Origin` is no page's. GET and DELETE answer 405.",
         requestBody: {
           required: true,
@@ -94,9 +101,10 @@ export function mcpRoutes(tools: ToolSet): Route[] {
       },
       /**
        * The guard has authenticated the request before it gets here, exactly as for /v1, so a bad key
-       * never reaches a message. It draws on the key's budget as one request, or, when it calls batch
-       * tools, as their HTTP batch routes do: one unit per item, all or none; a body that cannot be
-       * read costs one unit, a foreign origin nothing. A stateless server has no GET stream nor
+       * never reaches a message. Each message draws on the key's budget what it would sent alone: one
+       * request, or one unit per item for a batch tool's call, as its HTTP batch route; an array of
+       * messages the sum of theirs, all or none. A body that cannot be read costs one unit, a foreign
+       * origin nothing. A stateless server has no GET stream nor
        * session to DELETE: those answer 405.
        */
       async handle(ctx, services) {
@@ -118,9 +126,23 @@ export function mcpRoutes(tools: ToolSet): Route[] {
           sendJson(ctx, jsonRpcError(null, ErrorCode.ParseError, `parse error: ${error.message}`), 400);
           return;
         }
-        ctx.state.meteredRoute = meteredRoute(body, tools);
-        const items = batchItemsIn(body, tools);
-        await (items === null ? spendRequest(ctx, rateLimiter, log) : spendItems(ctx, rateLimiter, log, items));
+        // A JSON-RPC batch (an array: 2025-03-26 has them, 2025-06-18 dropped them) is kept for the
+        // clients of the older revision, and costs and is metered as its messages sent one by one:
+        // the body is read here, before the SDK sees it, so each message is counted exactly. The
+        // array's units are taken all or none, as a batch route's items are.
+        const messages: unknown[] = Array.isArray(body) && body.length > 0 ? body : [body];
+        ctx.state.meteredRoutes = messages.map((message) => meteredRoute(message, tools));
+        const units = messages.map((message) => unitsOf(message, tools));
+        if (Array.isArray(body) || toolCallIn(body, tools)?.tool?.items) {
+          await spendItems(
+            ctx,
+            rateLimiter,
+            log,
+            units.reduce((sum, count) => sum + count, 0),
+          );
+        } else {
+          await spendRequest(ctx, rateLimiter, log);
+        }
         let answer;
         try {
           answer = await answerMcpPost(
