@@ -46,6 +46,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Node's own answers to a missing Host and an unknown Expect have no body: the app gives them one (protocolRules).
   server.on('checkExpectation', handle);
   server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
+  // A client may send its request and then close its side (`printf ... | nc`): it still gets its
+  // answer. Node's default aborts a request not yet answered when the client half-closes.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
     answerUnparsable(error, socket, gate.answering(socket as Socket)),
   );

@@ -131,11 +131,24 @@ const nextQuery = (() => {
   return () => `q${++n}x${Date.now()}`;
 })();
 
+/** /health's entry for Elasticsearch, and the status code /health answered with. */
+async function elasticsearchHealth(): Promise<{ status: number; entry: { status: string; error?: string } | undefined }> {
+  const health = await api.call('/health');
+  return { status: health.status, entry: (health.body.checks as Record<string, { status: string; error?: string }>).elasticsearch };
+}
+
 test.serial(
-  'Elasticsearch unreachable: search, match and recommendations answer 503 naming it; lookups and changes keep working; it comes back without a restart',
+  'Elasticsearch unreachable: search, match and recommendations answer 503 naming it, /health says it is down; lookups and changes keep working; it comes back without a restart',
   async (t) => {
+    const before = await elasticsearchHealth();
+    t.is(before.status, 200);
+    t.deepEqual(before.entry && { status: before.entry.status, error: before.entry.error }, { status: 'up', error: undefined });
     const from = api.log.length;
     await elastic.close();
+    const down = await elasticsearchHealth();
+    t.is(down.status, 503);
+    t.is(down.entry?.status, 'down');
+    t.truthy(down.entry?.error, 'the entry says why');
     const needsSearch: [string, RequestInit?][] = [
       [`/v1/books/search?q=${nextQuery()}`],
       [`/v1/authors/search?q=${nextQuery()}`],
@@ -157,6 +170,9 @@ test.serial(
 
     await elastic.open();
     t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
+    const back = await elasticsearchHealth();
+    t.is(back.status, 200);
+    t.is(back.entry?.status, 'up');
     t.is((await api.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: 'The Hunger Games' }) })).status, 200);
     t.deepEqual(
       outageLines(from, 'Elasticsearch').map((line) => line.msg),

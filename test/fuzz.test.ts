@@ -432,7 +432,7 @@ function rawExchange(bytes: Buffer): Promise<Answer | null> {
     const chunks: Buffer[] = [];
     socket.setTimeout(5_000, () => reject(new Error('no answer and no close within 5 s')));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve(null) : reject(error)));
+    socket.on('error', (error: NodeJS.ErrnoException) => reject(error));
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1');
       if (text === '') return resolve(null);
@@ -479,13 +479,17 @@ const rawBytes = fc.oneof(
     ),
 );
 
-test.serial("raw bytes, HTTP or not: any answer is below 500, and an error is the contract's JSON", async (t) => {
+test.serial("raw bytes, HTTP or not: whatever holds a request is answered, below 500, and an error is the contract's JSON", async (t) => {
   await t.notThrowsAsync(
     fc.assert(
       fc.asyncProperty(rawBytes, async (bytes) => {
         const from = logLines.length;
         const answer = await rawExchange(bytes);
-        if (!answer) return;
+        // Only bytes that hold no request at all (blank lines, which HTTP lets a server skip) may go unanswered: the connection is then closed.
+        if (!answer) {
+          if (bytes.toString('latin1').trim() === '') return;
+          throw new Error(`${JSON.stringify(bytes.toString('latin1').slice(0, 120))}: no answer`);
+        }
         // Raw requests carry no key: anything but the public paths must be refused.
         const target = /^\S* (\S*)/.exec(bytes.toString('latin1'))?.[1] ?? '';
         const problem =
@@ -493,7 +497,8 @@ test.serial("raw bytes, HTTP or not: any answer is below 500, and an error is th
           problemInLog(from);
         if (problem) throw new Error(`${JSON.stringify(bytes.toString('latin1').slice(0, 120))}: ${problem}`);
       }),
-      { numRuns: RUNS.raw },
+      // A whole request the client follows by closing its side (`printf ... | nc`), to a path whose answer takes a moment.
+      { numRuns: RUNS.raw, examples: [[Buffer.from('GET /health HTTP/1.0\r\n\r\n')], [Buffer.from('GET /health HTTP/1.1\r\n\r\n')]] },
     ),
   );
   t.log(`${RUNS.raw} cases`);

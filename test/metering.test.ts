@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
@@ -25,38 +26,74 @@ const usageCount = (kid: string): Promise<number> => meteredCount(world.db, kid)
 /** An ISBN lookup by `kid`, answered now, as the server records it. */
 const isbnCall = (kid: string): UsageRecord => ({ kid, method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: Date.now(), latencyMs: 1 });
 
-test.serial('N calls across a graceful restart in the middle leave exactly N usage records', async (t) => {
-  const { kid, auth } = await newKey(world, 'restart');
-  const env = { ...world.env, RATE_LIMIT_MAX: '100000' };
-  const total = 200;
-  let answered = 0;
-  // A call the server never received (refused while stopping) is not a call: it is not counted.
-  const call = async (url: string) => {
-    try {
+/**
+ * A POST /v1/isbn/batch whose headers the server has taken in (it said 100 Continue) and whose body
+ * is held back: a call in flight for as long as the test likes. `send` sends the body and resolves
+ * with the status the server answered (0 for a connection closed without an answer).
+ */
+async function heldCall(url: string, auth: { Authorization: string }): Promise<{ send(): Promise<number> }> {
+  const body = JSON.stringify({ isbns: ['9780306406157'] });
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/isbn/batch HTTP/1.1\r\nHost: test\r\nAuthorization: ${auth.Authorization}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+  );
+  if (!(await eventually(async () => received.startsWith('HTTP/1.1 100 Continue\r\n'), 30_000)))
+    throw new Error(`the server did not take the request in: ${JSON.stringify(received)}`);
+  return {
+    async send() {
+      socket.write(body);
+      await closed;
+      return Number(/HTTP\/1\.1 ([2-5]\d\d)/.exec(received)?.[1] ?? 0);
+    },
+  };
+}
+
+test.serial(
+  'N calls across a graceful restart, some in flight at SIGTERM, are every one answered and leave exactly N usage records',
+  async (t) => {
+    const { kid, auth } = await newKey(world, 'restart');
+    const env = { ...world.env, RATE_LIMIT_MAX: '100000' };
+    const total = 200;
+    const inFlight = 20;
+    // Every call must be answered: a failed fetch fails the test.
+    const call = async (url: string) => {
       const response = await fetch(`${url}/v1/isbn/9780306406157`, { headers: auth });
       await response.arrayBuffer();
-      answered += 1;
-    } catch {
-      // connection refused or closed before the request was sent
-    }
-  };
+      t.is(response.status, 404);
+    };
 
-  const first = await spawnServer(env);
-  for (let i = 0; i < total / 2 - 20; i++) await call(first.url);
-  // Calls in flight when SIGTERM arrives: the server finishes and meters every one it received.
-  const inFlight = Array.from({ length: 20 }, () => call(first.url));
-  first.child.kill('SIGTERM');
-  await Promise.all(inFlight);
-  t.is(await first.exited, 0);
+    const first = await spawnServer(env);
+    for (let i = 0; i < total / 2 - inFlight; i++) await call(first.url);
+    // Calls the server has received and not answered when SIGTERM arrives: it must finish and meter each.
+    const held = await Promise.all(Array.from({ length: inFlight }, () => heldCall(first.url, auth)));
+    first.child.kill('SIGTERM');
+    t.true(await eventually(async () => first.log.some((line) => line.includes('stopping')), 10_000), 'the server began to stop');
+    t.deepEqual(
+      await Promise.all(held.map((call) => call.send())),
+      Array.from({ length: inFlight }, () => 200),
+      'every call in flight at SIGTERM was answered',
+    );
+    t.is(await first.exited, 0);
 
-  const second = await spawnServer(env);
-  while (answered < total) await call(second.url);
-  second.child.kill('SIGTERM');
-  t.is(await second.exited, 0);
+    const second = await spawnServer(env);
+    for (let i = 0; i < total / 2; i++) await call(second.url);
+    second.child.kill('SIGTERM');
+    t.is(await second.exited, 0);
 
-  t.is(answered, total);
-  t.is(await usageCount(kid), total);
-});
+    const metered = await meteredCalls(world.db, kid);
+    t.is(metered.length, total);
+    t.is(
+      metered.filter((record) => record.route === '/v1/isbn/batch' && record.status === 200).length,
+      inFlight,
+      'each call in flight is metered',
+    );
+  },
+);
 
 // The bound on usage lost to a crash (docs/operations.md, Metering bounds): the calls answered in the meter's last interval
 // (100 ms), and those of a write under way; the margin is for a write and a timer on a busy machine.

@@ -101,11 +101,11 @@ export interface ApiFixture {
 
 export function useApi(
   test: TestFn,
-  options: { server?: Partial<Config>; prepare?: (world: TestWorld) => Promise<void> } = {},
+  options: { env?: NodeJS.ProcessEnv; server?: Partial<Config>; prepare?: (world: TestWorld) => Promise<void> } = {},
 ): ApiFixture {
   const fixture = {} as ApiFixture;
   test.before(async () => {
-    fixture.world = await createWorld();
+    fixture.world = await createWorld(options.env);
     await options.prepare?.(fixture.world);
     fixture.server = await startTestServer(fixture.world, options.server);
     Object.assign(fixture, await newKey(fixture.world));
