@@ -59,4 +59,4 @@ export const batchRefused: Response = {
 };
 
 export const BATCH_BUDGET =
-  "Each item draws one unit of the key's rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.";
+  "Each item (of a bulk lookup, each distinct key) draws one unit of the key's rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.";

@@ -7,7 +7,7 @@ import type { Services } from '../services/context.js';
 import { followMerges, isMerged, type Merged } from '../services/lookups.js';
 import { pointFollowing, type PointFamily } from '../services/pointLookups.js';
 import { batchBody, LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX } from '../services/batch.js';
-import { BULK_KINDS, bulkKeys, bulkLookup } from '../services/bulkLookups.js';
+import { BULK_KINDS, bulkKeys, bulkLookup, bulkUnits } from '../services/bulkLookups.js';
 import { matchBook, matchRequest } from '../services/match.js';
 import { RECOMMEND_DEFAULT_LIMIT, RECOMMEND_MAX_LIMIT, recommendFor } from '../services/recommend.js';
 import { SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_MAX_WINDOW, searchAuthors, searchBooks } from '../services/search.js';
@@ -94,9 +94,11 @@ function defineBatchTool<Item>(definition: {
   max: number;
   item: z.ZodType;
   read: (args: unknown) => Item[];
+  /** The units of the budget the items draw: one each unless said otherwise. */
+  units?: (items: Item[]) => number;
   run: (context: ToolContext, items: Item[]) => Promise<ToolAnswer>;
 }): Tool {
-  const { field, max, item, read, run, ...described } = definition;
+  const { field, max, item, read, units = (items) => items.length, run, ...described } = definition;
   const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(batchBody(field, max, item), { io: 'input' });
   const itemsOf = (args: unknown): Item[] | ApiError => {
     try {
@@ -116,7 +118,7 @@ function defineBatchTool<Item>(definition: {
     },
     items(args) {
       const items = itemsOf(args);
-      return items instanceof ApiError ? 1 : items.length;
+      return items instanceof ApiError ? 1 : units(items);
     },
   };
 }
@@ -186,7 +188,7 @@ export const lookupIsbns = defineBatchTool({
   title: 'Books by many ISBNs',
   description:
     `Look up to ${LOOKUP_BATCH_MAX} ISBNs at once (a list of ISBNs, a spreadsheet column), each answered as lookup_isbn answers it, from the same cache. ` +
-    'Much faster than calling lookup_isbn once per ISBN. Give each ISBN once. Each ISBN draws one unit of the rate budget, and a batch the remaining budget cannot cover is refused whole. ' +
+    'Much faster than calling lookup_isbn once per ISBN. A list may repeat an ISBN or give its ISBN-10 beside its ISBN-13: each entry is answered in its place, and each distinct ISBN draws one unit of the rate budget; a batch the remaining budget cannot cover is refused whole. ' +
     "Answers {results: [...]}, one per ISBN in input order: {isbn (as given), status: 200, book} when found; with merged_into (the surviving book's id, to use from now on) " +
     "when the ISBN's edition was merged into another, whose record is the book; {isbn, status: 400, error} for an invalid ISBN; {isbn, status: 404, error} when no book in the catalogue has it. " +
     BOOK_FIELDS,
@@ -194,6 +196,7 @@ export const lookupIsbns = defineBatchTool({
   max: LOOKUP_BATCH_MAX,
   item: z.string().describe('An ISBN-10 or ISBN-13 as a string, with or without hyphens or spaces.'),
   read: (args) => bulkKeys(ISBN_BULK, args),
+  units: (isbns) => bulkUnits(ISBN_BULK, isbns),
   run: async ({ services, requestId }, isbns) => ({ text: await bulkLookup(services, requestId, ISBN_BULK, isbns) }),
 });
 

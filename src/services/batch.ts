@@ -1,5 +1,4 @@
 import { z } from 'zod/v4';
-import { quoted } from '../domain/text.js';
 import { ApiError, errorBody, refused } from '../errors.js';
 import type { RateDecision } from '../stores/redis/rateLimiter.js';
 import { matchBooks, matchResult } from './match.js';
@@ -40,32 +39,10 @@ export function batchBody<Field extends string, Item extends z.ZodType>(field: F
   });
 }
 
-/**
- * Keys to look up: strings, each once (a repeat would be answered twice and billed twice). A key
- * is a repeat when `identity` makes it the same as an earlier one: two spellings of one ISBN are
- * one book, answered and billed once, so the second is refused as the exact repeat is, naming both.
- */
-export function batchKeysBody<Field extends string>(
-  field: Field,
-  max: number,
-  describe: string,
-  identity: (key: string) => string = (key) => key,
-) {
+/** Keys to look up: strings, each answered in its place, a repeat as often as it comes (bulkLookups.ts charges each distinct key once). */
+export function batchKeysBody<Field extends string>(field: Field, max: number, describe: string) {
   const key = z.string({ error: (issue) => `must be a string, got ${kindOf(issue.input)}` }).meta({ description: describe });
-  return batchBody(field, max, key).superRefine((body, context) => {
-    const seen = new Map<string, number>();
-    const keys: string[] = (body as Record<Field, string[]>)[field];
-    keys.forEach((item, index) => {
-      const same = identity(item);
-      const first = seen.get(same);
-      if (first !== undefined) {
-        const earlier = keys[first]!;
-        const spelling = earlier === item ? quoted(item) : `${quoted(earlier)} and ${quoted(item)} are both ${same}`;
-        context.addIssue({ code: 'custom', path: [field, index], message: `repeats ${field}[${first}] (${spelling}): give each once` });
-      }
-      seen.set(same, first ?? index);
-    });
-  });
+  return batchBody(field, max, key);
 }
 
 /** POST /v1/match/batch: each record is a POST /v1/match body, checked on its own (a bad one fails only itself). */

@@ -16,9 +16,8 @@ import { pointFollowing, type PointFamily } from './pointLookups.js';
 const isbnsBody = batchKeysBody(
   'isbns',
   LOOKUP_BATCH_MAX,
-  'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked one by one, as its GET checks it. Each ISBN once: an ISBN-10 and its ISBN-13, ' +
-    'or one ISBN with and without hyphens, are the same ISBN, and a second spelling is refused as a repeat.',
-  (isbn) => parseIsbn(isbn)?.isbn13 ?? isbn,
+  'ISBN-10 or ISBN-13, hyphens and spaces allowed; checked one by one, as its GET checks it. A list as a shelf export holds it: ' +
+    'an ISBN-10 beside its ISBN-13, or the same line twice, is answered in each place and charged once.',
 ).meta({ id: 'IsbnBatchRequest' });
 const idsBody = batchKeysBody('ids', LOOKUP_BATCH_MAX, "Ids of the route's kind; checked one by one, as their GET checks them.").meta({
   id: 'IdBatchRequest',
@@ -35,7 +34,11 @@ export interface BulkKind {
   record: 'book' | 'work' | 'author';
   /** What the answer's JSON holds, for the OpenAPI document (bulkLookup writes it). */
   answer: z.ZodType;
+  /** What a key names, whatever its spelling: keys with one identity are one item of the budget. */
+  identity(key: string): string;
 }
+
+const asGiven = (key: string): string => key;
 
 /** The answer of a bulk lookup: one result per key, in input order. */
 function answerOf(key: BulkKind['key'], record: BulkKind['record'], schema: z.ZodType, id: string): z.ZodType {
@@ -62,6 +65,8 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'isbn',
     record: 'book',
     answer: answerOf('isbn', 'book', bookRecord, 'IsbnBatchResult'),
+    // An ISBN-10 and its ISBN-13, hyphenated or not, are one ISBN; an invalid one is only itself.
+    identity: (isbn) => parseIsbn(isbn)?.isbn13 ?? isbn,
   },
   {
     family: 'books',
@@ -70,6 +75,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'book',
     answer: answerOf('id', 'book', bookRecord, 'BookBatchResult'),
+    identity: asGiven,
   },
   {
     family: 'works',
@@ -78,6 +84,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'work',
     answer: answerOf('id', 'work', workRecord, 'WorkBatchResult'),
+    identity: asGiven,
   },
   {
     family: 'authors',
@@ -86,6 +93,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'author',
     answer: answerOf('id', 'author', authorRecord, 'AuthorBatchResult'),
+    identity: asGiven,
   },
 ];
 
@@ -94,6 +102,9 @@ export function bulkKeys(kind: BulkKind, body: unknown): string[] {
   const parsed: { isbns: string[] } | { ids: string[] } = parseInput(kind.body, body);
   return 'isbns' in parsed ? parsed.isbns : parsed.ids;
 }
+
+/** The units of the key's budget a bulk lookup of `keys` draws: one per distinct key, however often and in whatever spelling it comes. */
+export const bulkUnits = (kind: BulkKind, keys: readonly string[]): number => new Set(keys.map(kind.identity)).size;
 
 /**
  * The answer to a bulk lookup as JSON text, `{"results": [...]}`: for each key, in input order, the
@@ -107,19 +118,25 @@ export async function bulkLookup(
   kind: BulkKind,
   keys: readonly string[],
 ): Promise<string> {
-  const results = await Promise.all(
-    keys.map(async (key) => {
-      const head = `${JSON.stringify(kind.key)}:${JSON.stringify(key)}`;
-      try {
-        const { text, mergedInto } = await pointFollowing(services, requestId, kind.family, key);
-        const merged = mergedInto === null ? '' : `"merged_into":${JSON.stringify(mergedInto)},`;
-        return `{${head},"status":200,${merged}${JSON.stringify(kind.record)}:${text}}`;
-      } catch (error) {
-        // A key's own error (400, 404) is its result; a fault of the stores fails the request, as it fails a GET.
-        if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        return `{${head},"status":${error.status},"error":${JSON.stringify(error.toJSON().error)}}`;
-      }
-    }),
-  );
+  // A key given twice is read once and answered in both places.
+  const answers = new Map<string, Promise<string>>();
+  const answer = (key: string): Promise<string> => {
+    let found = answers.get(key);
+    if (!found) answers.set(key, (found = answerKey(key)));
+    return found;
+  };
+  const answerKey = async (key: string): Promise<string> => {
+    const head = `${JSON.stringify(kind.key)}:${JSON.stringify(key)}`;
+    try {
+      const { text, mergedInto } = await pointFollowing(services, requestId, kind.family, key);
+      const merged = mergedInto === null ? '' : `"merged_into":${JSON.stringify(mergedInto)},`;
+      return `{${head},"status":200,${merged}${JSON.stringify(kind.record)}:${text}}`;
+    } catch (error) {
+      // A key's own error (400, 404) is its result; a fault of the stores fails the request, as it fails a GET.
+      if (!(error instanceof ApiError) || error.status >= 500) throw error;
+      return `{${head},"status":${error.status},"error":${JSON.stringify(error.toJSON().error)}}`;
+    }
+  };
+  const results = await Promise.all(keys.map(answer));
   return `{"results":[${results.join(',')}]}`;
 }

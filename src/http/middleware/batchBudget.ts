@@ -6,14 +6,15 @@ import { spendItems } from './rateLimit.js';
 export const BATCH_BODY_LIMIT_BYTES = 512 * 1024;
 
 /**
- * Reads the items of a batch request and spends them on the key's budget, one unit each, all or
- * none (spendItems). A body that cannot be read as a batch still costs one unit, like any request,
+ * Reads the items of a batch request and spends them on the key's budget, one unit each (or what
+ * `units` counts: a bulk lookup's distinct keys), all or none (spendItems). A body that cannot be read as a batch still costs one unit, like any request,
  * and is refused with its 400; so does an empty batch where the protocol allows one.
  */
 export async function admitBatch<T>(
   ctx: AppContext,
   { rateLimiter, log }: Pick<Services, 'rateLimiter' | 'log'>,
   read: () => Promise<readonly T[]>,
+  units: (items: readonly T[]) => number = (items) => items.length,
 ): Promise<readonly T[]> {
   let items: readonly T[];
   try {
@@ -22,6 +23,6 @@ export async function admitBatch<T>(
     await spendItems(ctx, rateLimiter, log, 1);
     throw error;
   }
-  await spendItems(ctx, rateLimiter, log, Math.max(1, items.length));
+  await spendItems(ctx, rateLimiter, log, Math.max(1, units(items)));
   return items;
 }

@@ -1,6 +1,6 @@
 import { parseInput } from '../../errors.js';
 import { LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX, matchBatchResult } from '../../services/batch.js';
-import { BULK_KINDS, bulkKeys, bulkLookup, type BulkKind } from '../../services/bulkLookups.js';
+import { BULK_KINDS, bulkKeys, bulkLookup, bulkUnits, type BulkKind } from '../../services/bulkLookups.js';
 import { lookupIsbns, matchBooksTool, type Tool } from '../../mcp/tools.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
@@ -75,7 +75,8 @@ function bulkRoute(kind: BulkKind): Route {
     doc: {
       summary: `Look up ${example.what} at once`,
       description:
-        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} different ${family === 'isbn' ? 'ISBNs (the ISBN is the key, not its spelling: an ISBN-10 and its ISBN-13, or one with hyphens, repeat each other)' : 'strings'}. Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
+        `\`{"${field}": [...]}\`: 1 to ${LOOKUP_BATCH_MAX} ${family === 'isbn' ? 'ISBNs' : 'strings'}, as a real list holds them: a key may come again${family === 'isbn' ? ' or in another spelling (an ISBN-10 beside its ISBN-13, with or without hyphens)' : ''}; each entry is answered in its place and each distinct ${family === 'isbn' ? 'ISBN' : 'key'} draws one unit of the budget, however often it comes. ` +
+        `Each is answered exactly as \`GET /v1/${family}/{${key}}\` answers it, in input order: \`${key}\` as given, the \`status\` of that GET, ` +
         `and its body, the \`${record}\` or the \`error\` object (a 400 or 404 fails that item only). A merged one is followed to the survivor, as a client follows the 301: ` +
         `\`status\` 200, the survivor's \`${record}\`, and \`merged_into\` naming it. Items read and fill the same 24-hour cache entries as the GET (keyed by the GET's URL, ` +
         `the ${key} URL-encoded as given); those not cached are read together. ${BATCH_BUDGET}`,
@@ -87,14 +88,19 @@ function bulkRoute(kind: BulkKind): Route {
           content: { 'application/json': { schema: answer, example: { results: example.results } } },
         },
         '400': errorResponse(
-          `The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings, each given once; the message names the problem (e.g. \`${field}[3] repeats ${field}[0] (...): give each once\`).`,
+          `The body is not \`{"${field}": [...]}\` with 1 to ${LOOKUP_BATCH_MAX} strings; the message names the problem (e.g. \`${field}[3] must be a string, got number\`).`,
         ),
         '413': bodyTooLarge(BATCH_BODY_LIMIT_BYTES),
         '415': unsupportedBody,
       },
     },
     async handle(ctx, services) {
-      const keys = await admitBatch(ctx, services, async () => bulkKeys(kind, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)));
+      const keys = await admitBatch(
+        ctx,
+        services,
+        async () => bulkKeys(kind, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)),
+        (read) => bulkUnits(kind, read),
+      );
       sendJsonText(ctx, await bulkLookup(services, ctx.state.requestId, kind, keys));
     },
   };
