@@ -193,6 +193,40 @@ test('each tool answers byte for byte what the HTTP API answers for the same req
   }
 });
 
+test('every tool has a title and an object outputSchema, and answers its JSON as structuredContent too, which the SDK client checks against that schema', async (t) => {
+  const book = JSON.parse((await http(`/v1/isbn/${HUNGER_GAMES}`)).text) as { id: string; work_id: string; authors: { id: string }[] };
+  const calls: Record<string, Record<string, unknown>> = {
+    lookup_isbn: { isbn: HUNGER_GAMES },
+    lookup_isbns: { isbns: [HUNGER_GAMES, '12345'] },
+    get_book: { id: book.id },
+    get_work: { id: book.work_id },
+    get_author: { id: book.authors[0]!.id },
+    search_books: { q: 'hunger games', limit: 3 },
+    search_authors: { q: 'collins' },
+    match_book: { title: 'The Hunger Games', author: 'Suzanne Collins' },
+    match_books: { records: [{ title: 'The Hunger Games' }, {}] },
+    recommend_books: { id: book.id, limit: 3 },
+    list_changes: { since: '0', limit: 3 },
+  };
+  const { client } = await connect();
+  try {
+    // Listing the tools makes the client validate each result against the tool's outputSchema.
+    const { tools } = await client.listTools();
+    t.deepEqual(tools.map((tool) => tool.name).sort(), Object.keys(calls).sort());
+    for (const tool of tools) {
+      t.true((tool.title ?? '').length > 0, tool.name);
+      t.is(tool.outputSchema?.type, 'object', tool.name);
+      const result = (await client.callTool({ name: tool.name, arguments: calls[tool.name] })) as unknown as ToolResult & {
+        structuredContent?: unknown;
+      };
+      t.falsy(result.isError, tool.name);
+      t.deepEqual(result.structuredContent, JSON.parse(result.content[0]!.text), tool.name);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 /** The JSON-RPC error a raw tools/call answers (HTTP 200, as the protocol's errors travel in the body). */
 async function toolCallError(name: string, args: Record<string, unknown>): Promise<{ code: number; message: string } | undefined> {
   const response = await postMcp(server.url, toolCall(name, args));

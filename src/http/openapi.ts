@@ -1,11 +1,5 @@
-import {
-  createDocument,
-  type oas31,
-  type ZodOpenApiOperationObject,
-  type ZodOpenApiOverride,
-  type ZodOpenApiPathsObject,
-} from 'zod-openapi';
-import { batchRefused, keyedErrors } from './responseDocs.js';
+import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { batchRefused, keyedErrors, withoutSafeIntegerBounds } from './responseDocs.js';
 import type { ToolSet } from '../mcp/tools.js';
 import { openApiPath, TAGS, type Route, type Tag } from './route.js';
 
@@ -56,12 +50,6 @@ function paths(routes: readonly Route[], tools: ToolSet): ZodOpenApiPathsObject 
     byPath[openApiPath(route.path)] = { ...byPath[openApiPath(route.path)], [route.method.toLowerCase()]: operation(route, tools) };
   return byPath;
 }
-
-/** zod gives every integer the bounds of a safe integer; they say nothing a reader needs. */
-const withoutSafeIntegerBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
-  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
-  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-};
 
 /** The document of the routes of the table, and of the MCP tools their MCP route offers. */
 export function openApiDocument(routes: readonly Route[], tools: ToolSet): oas31.OpenAPIObject {

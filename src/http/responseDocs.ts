@@ -1,4 +1,4 @@
-import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
+import type { oas31, ZodOpenApiOverride, ZodOpenApiResponseObject } from 'zod-openapi';
 import { errorBody } from '../errors.js';
 
 /** The responses and headers several routes document alike, written once. */
@@ -60,3 +60,8 @@ export const batchRefused: Response = {
 
 export const BATCH_BUDGET =
   "Each item (of a bulk lookup, each distinct key) draws one unit of the key's rate budget, all or none; a body that cannot be read as a batch costs one unit, like any request.";
+/** zod gives every integer the bounds of a safe integer; they say nothing a reader needs. */
+export const withoutSafeIntegerBounds: ZodOpenApiOverride = ({ jsonSchema }) => {
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+};

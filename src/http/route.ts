@@ -1,7 +1,7 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { ZodOpenApiOperationObject } from 'zod-openapi';
 import type { z } from 'zod/v4';
-import type { Tool } from '../mcp/tools.js';
+import type { Merged } from '../services/lookups.js';
 import type { Services } from '../services/context.js';
 
 /** Who may call a route: anyone, or only a request with a valid key. */
@@ -43,10 +43,35 @@ export interface Route {
   /** The query parameters the route reads: its handler gets them as text, its documentation their schema. */
   query?: z.ZodObject;
   doc: RouteDoc;
-  /** The MCP tool that answers as this route does, over the same service; tools/list offers them in the table's order. */
-  tool?: Tool;
+  /**
+   * The route as an MCP tool, by these names (tools/list offers them in the table's order); all else
+   * of the tool is the route's: its arguments the path parameters and query or the body, its result
+   * the 200's schema, its answers `answer`'s, its budget the route's cost (src/mcp/tools.ts).
+   */
+  tool?: ToolNames;
+  /** What the route answers for a request of this input, without the request: the tool's answer (a route with `tool` has one). */
+  answer?(services: Services, requestId: string, input: RouteInput): Promise<RouteAnswer>;
+  /** A batch route's units of the key's budget for this body (one per item, unless the route says otherwise), or the body's 400. */
+  batchUnits?(body: unknown): number;
   handle(ctx: AppContext, services: Services, params: Readonly<Record<string, string>>): Promise<void> | void;
 }
+
+/** What names a route's MCP tool and says what it is for, for a model. */
+export interface ToolNames {
+  name: string;
+  title: string;
+  description: string;
+}
+
+/** A request's input, read from the URL and body (HTTP) or from a tool's arguments (MCP): path parameters and query as text. */
+export interface RouteInput {
+  params: Readonly<Record<string, string>>;
+  query: Readonly<Record<string, string | undefined>>;
+  body?: unknown;
+}
+
+/** A route's answer: its 200's JSON text, or the survivor of a merged id (its 301). Errors are thrown as ApiErrors. */
+export type RouteAnswer = { text: string } | Merged;
 
 /** The template in OpenAPI's spelling: `/v1/isbn/{isbn}`. */
 export const openApiPath = (template: string): string => template.replace(/:(\w+)/g, '{$1}');

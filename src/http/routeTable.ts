@@ -12,8 +12,8 @@ import { searchRoutes } from './routes/search.js';
 
 const capabilities: readonly Route[] = [...lookupRoutes, ...searchRoutes, ...batchRoutes, ...changeRoutes, ...reconcileRoutes];
 
-/** The MCP tools: those of the routes they mirror, in the table's order. */
-export const mcpTools: ToolSet = toolSet(capabilities.flatMap((route) => (route.tool ? [route.tool] : [])));
+/** The MCP tools: those of the routes that name one, in the table's order. */
+export const mcpTools: ToolSet = toolSet(capabilities, (method, path) => matchRoute(method, path));
 
 /** Every route the service answers, each declared once; the order is the document's. */
 export const routes: readonly Route[] = [

@@ -20,7 +20,7 @@ const SERVER_INFO = { name: 'bookmeta', version: '1.0.0' };
 
 const INSTRUCTIONS =
   'Book metadata: books (editions, bk_ ids), works (wk_) and authors (au_). Every tool answers the same JSON as the HTTP API at /v1 for the same request, ' +
-  'as text. An error answers the API\'s error JSON {"error": {"code", "message"}} with isError set: bad_request means fix the arguments, ' +
+  'as structured content (its outputSchema) and as text. An error answers the API\'s error JSON {"error": {"code", "message"}} with isError set: bad_request means fix the arguments, ' +
   'not_found means the catalogue has no such record. With an ISBN use lookup_isbn; with a messy reference (title, maybe author or year) to resolve to one book ' +
   'use match_book; to browse or list candidates use search_books or search_authors.';
 
@@ -28,21 +28,15 @@ const INSTRUCTIONS =
 // it every Server (one a request) would build its own Ajv, which is costly.
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-/** A tools/call: the tool's answer as text content, or the API's error JSON with isError set. */
+/** A tools/call: the route's JSON as structured content and as text, or the API's error JSON with isError set. */
 async function callTool(context: ToolContext, { name, arguments: args }: CallToolRequest['params']): Promise<CallToolResult> {
   const tool = context.tools.byName.get(name);
   if (!tool) throw new InvalidParams(`unknown tool ${name}; tools/list names the tools`);
   try {
-    const { text, note } = await tool.call(context, args);
-    return {
-      content:
-        note === undefined
-          ? [{ type: 'text', text }]
-          : [
-              { type: 'text', text },
-              { type: 'text', text: note },
-            ],
-    };
+    const { text, structured, note } = await tool.call(context, args);
+    const content: CallToolResult['content'] = [{ type: 'text', text }];
+    if (note !== undefined) content.push({ type: 'text', text: note });
+    return { content, structuredContent: structured };
   } catch (error) {
     // Arguments that do not fit the tool's schema are the protocol's error, not the tool's.
     if (error instanceof InvalidParams) throw error;

@@ -1,7 +1,8 @@
+import { createSchema } from 'zod-openapi';
 import { z } from 'zod/v4';
 import { ApiError, errorBody, refused } from '../errors.js';
 import type { RateDecision } from '../stores/redis/rateLimiter.js';
-import { matchBooks, matchResult } from './match.js';
+import { matchBooks, matchRequest, matchResult } from './match.js';
 import type { SearchServices } from './search.js';
 
 /**
@@ -49,7 +50,13 @@ export function batchKeysBody<Field extends string>(field: Field, max: number, d
 export const matchBatchBody = batchBody(
   'records',
   MATCH_BATCH_MAX,
-  z.unknown().meta({ description: 'A `POST /v1/match` body; checked record by record.' }),
+  // Read as anything, as each record is checked on its own; shown as what it should be.
+  z.unknown().meta({
+    override: ({ jsonSchema }) =>
+      Object.assign(jsonSchema, createSchema(matchRequest, { io: 'input' }).schema, {
+        description: 'A `POST /v1/match` body; checked record by record.',
+      }),
+  }),
 ).meta({ id: 'MatchBatchRequest' });
 
 export const matchBatchResult = z

@@ -1,22 +1,32 @@
 import { parseInput } from '../../errors.js';
 import { LOOKUP_BATCH_MAX, matchBatch, matchBatchBody, MATCH_BATCH_MAX, matchBatchResult } from '../../services/batch.js';
 import { BULK_KINDS, bulkKeys, bulkLookup, bulkUnits, type BulkKind } from '../../services/bulkLookups.js';
-import { lookupIsbns, matchBooksTool, type Tool } from '../../mcp/tools.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readJsonBody } from '../middleware/jsonBody.js';
 import { BATCH_BUDGET, bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
-import type { Route } from '../route.js';
+import type { Route, ToolNames } from '../route.js';
+import { BOOK_FIELDS } from './lookups.js';
+import { MATCH_ANSWER } from './search.js';
 import { sendJson, sendJsonText } from '../messages.js';
 
 /** Batch routes: many items in one request, each answered as its single route answers it, in input order. */
 
 const exampleBook = { id: 'bk_5n1x7q0c2r9a', work_id: 'wk_8d2m4q6s0v1x', isbn_13: '9780439023481', title: 'The Hunger Games' };
 
-const BULK_EXAMPLES: Record<BulkKind['family'], { what: string; name: string; tool?: Tool; keys: string[]; results: object[] }> = {
+const BULK_EXAMPLES: Record<BulkKind['family'], { what: string; name: string; tool?: ToolNames; keys: string[]; results: object[] }> = {
   isbn: {
     what: `up to ${LOOKUP_BATCH_MAX} books by ISBN`,
     name: 'lookupIsbns',
-    tool: lookupIsbns,
+    tool: {
+      name: 'lookup_isbns',
+      title: 'Books by many ISBNs',
+      description:
+        `Look up to ${LOOKUP_BATCH_MAX} ISBNs at once (a list of ISBNs, a spreadsheet column), each answered as lookup_isbn answers it, from the same cache. ` +
+        'Much faster than calling lookup_isbn once per ISBN. A list may repeat an ISBN or give its ISBN-10 beside its ISBN-13: each entry is answered in its place, and each distinct ISBN draws one unit of the rate budget; a batch the remaining budget cannot cover is refused whole. ' +
+        "Answers {results: [...]}, one per ISBN in input order: {isbn (as given), status: 200, book} when found; with merged_into (the surviving book's id, to use from now on) " +
+        "when the ISBN's edition was merged into another, whose record is the book; {isbn, status: 400, error} for an invalid ISBN; {isbn, status: 404, error} when no book in the catalogue has it. " +
+        BOOK_FIELDS,
+    },
     keys: ['9780439023481', '0-439-13959-7', '9780306406157', '12345'],
     results: [
       { isbn: '9780439023481', status: 200, book: exampleBook },
@@ -94,6 +104,8 @@ function bulkRoute(kind: BulkKind): Route {
         '415': unsupportedBody,
       },
     },
+    batchUnits: (body) => bulkUnits(kind, bulkKeys(kind, body)),
+    answer: async (services, requestId, { body }) => ({ text: await bulkLookup(services, requestId, kind, bulkKeys(kind, body)) }),
     async handle(ctx, services) {
       const keys = await admitBatch(
         ctx,
@@ -106,6 +118,8 @@ function bulkRoute(kind: BulkKind): Route {
   };
 }
 
+const matchRecords = (body: unknown): unknown[] => parseInput(matchBatchBody, body).records;
+
 export const batchRoutes: readonly Route[] = [
   ...BULK_KINDS.map(bulkRoute),
   {
@@ -116,7 +130,17 @@ export const batchRoutes: readonly Route[] = [
     cost: 'items',
     cache: 'none',
     tag: 'batches',
-    tool: matchBooksTool,
+    tool: {
+      name: 'match_books',
+      title: 'Match many references at once',
+      description:
+        `Resolve up to ${MATCH_BATCH_MAX} messy references at once (a reading list, a bibliography, the rows of a spreadsheet), each record exactly as match_book takes it. ` +
+        'Much faster than calling match_book once per record. Each record draws one unit of the rate budget, and a batch the remaining budget cannot cover is refused whole. ' +
+        `Answers {results: [...]}, one per record in input order, each what match_book answers for it: ${MATCH_ANSWER} ` +
+        'A record that is not a valid match request (no title or isbn, an unknown field, a wrong type) answers {error: {code: "bad_request", message}} in its place, without failing the others.',
+    },
+    batchUnits: (body) => matchRecords(body).length,
+    answer: async (services, _requestId, { body }) => ({ text: JSON.stringify(await matchBatch(services, matchRecords(body))) }),
     doc: {
       summary: `Match up to ${MATCH_BATCH_MAX} records at once`,
       description:
@@ -161,11 +185,7 @@ export const batchRoutes: readonly Route[] = [
       },
     },
     async handle(ctx, services) {
-      const records = await admitBatch(
-        ctx,
-        services,
-        async () => parseInput(matchBatchBody, await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)).records,
-      );
+      const records = await admitBatch(ctx, services, async () => matchRecords(await readJsonBody(ctx, BATCH_BODY_LIMIT_BYTES)));
       sendJson(ctx, await matchBatch(services, records));
     },
   },

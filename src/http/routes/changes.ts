@@ -1,5 +1,4 @@
 import { changePage, changesQuery, changesSince } from '../../services/changeFeed.js';
-import { listChanges } from '../../mcp/tools.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
 import type { Route } from '../route.js';
 import { queryParam, sendJson } from '../messages.js';
@@ -14,7 +13,18 @@ export const changeRoutes: readonly Route[] = [
     cache: 'none',
     tag: 'changes',
     query: changesQuery,
-    tool: listChanges,
+    tool: {
+      name: 'list_changes',
+      title: 'Change feed',
+      description:
+        "Follow the catalogue's change feed: every insert, update, delete and merge of a book, work or author, oldest first. " +
+        'A cursor is an opaque position in the feed: pass since = "0" the first time, then the `next` cursor of the previous page; ' +
+        'following `next` sees every change exactly once. has_more true means call again at once; false means you are at the head (come back later with the same `next`). ' +
+        'A merge entry names the survivor in survivor_id. Use this to keep a copy in sync, not to find books. Answers {changes: [{seq, entity, id, operation, survivor_id, changed_at}], next, has_more}.',
+    },
+    answer: async ({ db, shortCache }, _requestId, { query }) => ({
+      text: JSON.stringify(await changesSince(db, shortCache, query.since, query.limit)),
+    }),
     doc: {
       summary: 'Changes since a cursor',
       description:

@@ -3,10 +3,9 @@ import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, work
 import { isMerged, mergedBody, type Merged, type Resolved } from '../../services/lookups.js';
 import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
-import { getAuthor, getBook, getWork, lookupIsbn, type Tool } from '../../mcp/tools.js';
 import { spendRequest } from '../middleware/rateLimit.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
-import type { AppContext, Route } from '../route.js';
+import type { AppContext, Route, ToolNames } from '../route.js';
 import { sendJson, sendJsonText } from '../messages.js';
 
 /** A merged id answers 301 to its survivor under the same path family. */
@@ -50,6 +49,16 @@ const deletedRecord = errorResponse(
 /** What a lookup by id answers to text that cannot be an id of its kind (checked before any store sees it). */
 const malformedId = (what: string) => errorResponse(`Not a ${what} id: the wrong prefix, length or characters (\`code\` \`bad_request\`).`);
 
+const ID_FORMATS =
+  'Ids are opaque and stable; the prefix says what they name: bk_ a book (one edition), wk_ a work (all editions of one text), au_ an author.';
+
+/** What a tool says of a merged id, which it follows as a client follows the 301. */
+export const MERGES =
+  'If the id was merged into another one, the tool follows it: the JSON is the surviving record and a second text item names the survivor, whose id to use from now on.';
+
+export const BOOK_FIELDS =
+  'A book record: id (bk_…), work_id, isbn_13, isbn_10, title, subtitle, series, series_number, authors [{id, name}], publisher, year, language, pages, cover_url, ratings_count, average_rating; unknown fields are null.';
+
 /**
  * A point lookup: through the 24-hour cache keyed by the URL's path (these routes define no query
  * parameters and ignore any, so a client cannot multiply entries by adding some), consulted after
@@ -62,7 +71,7 @@ function pointRoute(
   name: string,
   family: PointFamily,
   param: 'isbn' | 'id',
-  tool: Tool,
+  tool: ToolNames,
   doc: {
     summary: string;
     description: string;
@@ -97,6 +106,7 @@ function pointRoute(
         '410': deletedRecord,
       },
     },
+    answer: (services, requestId, { params }) => pointAnswer(services, requestId, family, params[param]!),
     async handle(ctx, services, params) {
       ctx.set('X-Cache', 'MISS');
       const admission = spendRequest(ctx, services.rateLimiter, services.log);
@@ -109,46 +119,97 @@ function pointRoute(
 }
 
 export const lookupRoutes: readonly Route[] = [
-  pointRoute('lookupIsbn', 'isbn', 'isbn', lookupIsbn, {
-    summary: 'Look up a book by ISBN',
-    description:
-      'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
-    parameter: {
-      name: 'isbn',
-      in: 'path',
-      required: true,
-      description: 'ISBN-10 or ISBN-13.',
-      schema: { type: 'string' },
-      example: '978-0-439-02348-1',
+  pointRoute(
+    'lookupIsbn',
+    'isbn',
+    'isbn',
+    {
+      name: 'lookup_isbn',
+      title: 'Book by ISBN',
+      description:
+        'Look up the one book (edition) that carries an ISBN. Use this whenever you have an ISBN: it is exact and cached. ' +
+        'Accepts ISBN-10 or ISBN-13 with or without hyphens or spaces; the check digit is validated (an invalid ISBN is a bad_request). ' +
+        `${BOOK_FIELDS} not_found means the ISBN is valid but no book in the catalogue has it; try match_book with the title instead. ${MERGES}`,
     },
-    schema: bookRecord,
-    notFound: 'No book has this ISBN; the message names it.',
-    malformed: errorResponse('Not a valid ISBN (`code` `bad_request`).'),
-  }),
-  pointRoute('getBook', 'books', 'id', getBook, {
-    summary: 'A book (edition) by id',
-    description: 'One edition of a work.',
-    parameter: idParameter('book'),
-    schema: bookRecord,
-    notFound: 'No such book; the message names the id.',
-    malformed: malformedId('book'),
-  }),
-  pointRoute('getWork', 'works', 'id', getWork, {
-    summary: 'A work by id',
-    description: `A work with its authors, its edition count and its most popular editions (at most ${WORK_EDITIONS_SHOWN}).`,
-    parameter: idParameter('work'),
-    schema: workRecord,
-    notFound: 'No such work; the message names the id.',
-    malformed: malformedId('work'),
-  }),
-  pointRoute('getAuthor', 'authors', 'id', getAuthor, {
-    summary: 'An author by id',
-    description: `An author with the other spellings of their name and their most popular works (at most ${AUTHOR_WORKS_SHOWN}).`,
-    parameter: idParameter('author'),
-    schema: authorRecord,
-    notFound: 'No such author; the message names the id.',
-    malformed: malformedId('author'),
-  }),
+    {
+      summary: 'Look up a book by ISBN',
+      description:
+        'Accepts ISBN-10 or ISBN-13, with or without hyphens or spaces; the check digit is validated. An ISBN whose edition was merged answers 301 to the surviving book.',
+      parameter: {
+        name: 'isbn',
+        in: 'path',
+        required: true,
+        description: 'ISBN-10 or ISBN-13.',
+        schema: { type: 'string' },
+        example: '978-0-439-02348-1',
+      },
+      schema: bookRecord,
+      notFound: 'No book has this ISBN; the message names it.',
+      malformed: errorResponse('Not a valid ISBN (`code` `bad_request`).'),
+    },
+  ),
+  pointRoute(
+    'getBook',
+    'books',
+    'id',
+    {
+      name: 'get_book',
+      title: 'Book by id',
+      description:
+        "Fetch one book (a single edition: its ISBNs, publisher, year, language, pages) by its bk_ id, e.g. an id from search results, a work's editions or the change feed. " +
+        `${BOOK_FIELDS} ${ID_FORMATS} ${MERGES}`,
+    },
+    {
+      summary: 'A book (edition) by id',
+      description: 'One edition of a work.',
+      parameter: idParameter('book'),
+      schema: bookRecord,
+      notFound: 'No such book; the message names the id.',
+      malformed: malformedId('book'),
+    },
+  ),
+  pointRoute(
+    'getWork',
+    'works',
+    'id',
+    {
+      name: 'get_work',
+      title: 'Work by id',
+      description:
+        "Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book's work_id: title, original_year, authors, " +
+        'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
+        `${ID_FORMATS} ${MERGES}`,
+    },
+    {
+      summary: 'A work by id',
+      description: `A work with its authors, its edition count and its most popular editions (at most ${WORK_EDITIONS_SHOWN}).`,
+      parameter: idParameter('work'),
+      schema: workRecord,
+      notFound: 'No such work; the message names the id.',
+      malformed: malformedId('work'),
+    },
+  ),
+  pointRoute(
+    'getAuthor',
+    'authors',
+    'id',
+    {
+      name: 'get_author',
+      title: 'Author by id',
+      description:
+        "Fetch one author by their au_ id (from a book's or work's authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). " +
+        'To find an author by name, use search_authors instead. ' +
+        `${ID_FORMATS} ${MERGES}`,
+    },
+    {
+      summary: 'An author by id',
+      description: `An author with the other spellings of their name and their most popular works (at most ${AUTHOR_WORKS_SHOWN}).`,
+      parameter: idParameter('author'),
+      schema: authorRecord,
+      notFound: 'No such author; the message names the id.',
+      malformed: malformedId('author'),
+    },
+  ),
   {
     name: 'openLibraryKey',
     method: 'GET',

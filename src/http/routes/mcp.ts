@@ -63,7 +63,8 @@ export function mcpRoutes(tools: ToolSet): Route[] {
         description:
           'Model Context Protocol JSON-RPC messages over streamable HTTP, stateless: no session id, any instance answers any request, and a `tools/call` needs no ' +
           '`initialize` first. Send `Accept: application/json, text/event-stream`; answers are plain JSON, never an event stream. ' +
-          "Each tool returns, as text, the JSON its `/v1` route returns for the same request (a batch tool, its batch route's), " +
+          "Each tool is derived from its `/v1` route and returns the JSON that route returns for the same request (a batch tool, its batch route's), as `structuredContent` " +
+          "(its `outputSchema` is the route's 200 schema) and as text, " +
           "and a failing one the API's error JSON with `isError` set; arguments the tool's schema does not name are invalid params (-32602). A merged id is followed to the survivor, with a second text item saying so. " +
           'Same Bearer key, rate budget and metering as `/v1` (usage is recorded per tool; a batch tool draws one unit per item, as its route); a 401 comes before any MCP message is read. ' +
           'A JSON-RPC batch (an array of messages) costs and is metered as its messages sent one by one, its units taken all or none. ' +

@@ -1,14 +1,14 @@
 import { MATCH_THRESHOLD, TITLE_ALONE, TITLE_ALONE_POWER } from '../../domain/matching.js';
-import { matchBookTool, recommendBooks, searchAuthorsTool, searchBooksTool } from '../../mcp/tools.js';
 import { matchBook, matchRequest, matchResult } from '../../services/match.js';
 import type { QueryText } from '../../services/queryParams.js';
+import { isMerged } from '../../services/lookups.js';
 import { recommendations, recommendFor, recommendQuery } from '../../services/recommend.js';
 import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
 import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { AppContext, Route } from '../route.js';
 import { queryParam, sendJson } from '../messages.js';
-import { idParameter, merged, respond } from './lookups.js';
+import { idParameter, MERGES, merged, respond } from './lookups.js';
 
 /** Book and author search, match and recommendations. */
 
@@ -21,6 +21,14 @@ const SHORT_CACHE =
   'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
   'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
 
+/** What match_book answers, and match_books for each record. */
+export const MATCH_ANSWER =
+  `{match, confidence, signals, candidates}: match is the best book when confidence >= ${MATCH_THRESHOLD}, else null (the catalogue probably lacks the book; ` +
+  `candidates show what came closest, each with its own confidence). A matching ISBN gives at least ${MATCH_THRESHOLD}; a title alone at most ${TITLE_ALONE}; ` +
+  'title and author both right come near 1. signals show why: isbn (match, other_edition, mismatch, unknown, invalid, absent) and title/author/year/publisher likeness 0–1.';
+
+const json = (value: unknown): { text: string } => ({ text: JSON.stringify(value) });
+
 export const searchRoutes: readonly Route[] = [
   {
     name: 'searchBooks',
@@ -31,7 +39,17 @@ export const searchRoutes: readonly Route[] = [
     cache: 'none',
     tag: 'search and match',
     query: bookSearchQuery,
-    tool: searchBooksTool,
+    tool: {
+      name: 'search_books',
+      title: 'Search books',
+      description:
+        'Search the catalogue by free text over title, subtitle, series and author names, typo tolerant; an ISBN in q puts that edition first. ' +
+        'Use it to browse or to list candidates (several books by one author, a series, books about a word in the title). ' +
+        'To resolve ONE reference (a citation, a title with author/year) to the single book it means, prefer match_book, which says how sure it is; with an ISBN alone use lookup_isbn. ' +
+        'Answers {total, limit, offset, results: [{score, book}]}, best first; score only ranks results within one answer. By default one result per work (its best edition). ' +
+        'Page with offset: the next page is offset + limit, while offset < total.',
+    },
+    answer: async (services, _requestId, { query }) => json(await searchBooks(services, query)),
     doc: {
       summary: 'Search books',
       description:
@@ -63,7 +81,15 @@ export const searchRoutes: readonly Route[] = [
     cache: 'none',
     tag: 'search and match',
     query: authorSearchQuery,
-    tool: searchAuthorsTool,
+    tool: {
+      name: 'search_authors',
+      title: 'Search authors',
+      description:
+        'Find authors by name, tolerant of initials ("JK Rowling"), surname-first order ("Rowling, J.K."), diacritics and typos; other spellings of a name match too. ' +
+        'Answers {total, limit, offset, results: [{score, author: {id, name, alternate_names, work_count}}]}, best first. ' +
+        'Then use get_author for their works, or search_books with author_id for their books.',
+    },
+    answer: async (services, _requestId, { query }) => json(await searchAuthors(services, query)),
     doc: {
       summary: 'Search authors',
       description:
@@ -91,7 +117,16 @@ export const searchRoutes: readonly Route[] = [
     cost: 'unit',
     cache: 'none',
     tag: 'search and match',
-    tool: matchBookTool,
+    tool: {
+      name: 'match_book',
+      title: 'Match a reference to one book',
+      description:
+        'Resolve a messy reference (a title, maybe with author, year, publisher and/or an ISBN) to the ONE catalogue book it describes, with a confidence from 0 to 1. ' +
+        'Prefer this over search_books when you want the single best book for a citation or a reading-list line; give every field you have: the author and year ' +
+        'tell apart books of the same title and editions of one work. ' +
+        `Answers ${MATCH_ANSWER}`,
+    },
+    answer: async (services, _requestId, { body }) => json(await matchBook(services, body)),
     doc: {
       summary: 'Match a record to a catalogue book',
       description:
@@ -145,7 +180,19 @@ export const searchRoutes: readonly Route[] = [
     cache: 'none',
     tag: 'search and match',
     query: recommendQuery,
-    tool: recommendBooks,
+    tool: {
+      name: 'recommend_books',
+      title: 'Books to read next',
+      description:
+        'Books a reader of one book is likely to want next, best first, one edition per work and never another edition of the same work. ' +
+        'Signals: what readers who liked it also liked, the same series, the same author, similar titles; popular books fill the list. ' +
+        "Needs the book's bk_ id (from lookup_isbn, match_book or search_books). Answers {book_id, results: [{score, book}]}. " +
+        MERGES,
+    },
+    answer: async (services, _requestId, { params, query }) => {
+      const resolved = await recommendFor(services, params.id!, query.limit);
+      return isMerged(resolved) ? resolved : json(resolved.record);
+    },
     doc: {
       summary: 'Books to read next',
       description:
