@@ -1,5 +1,5 @@
 # The API server and the loader share one image; docker-compose.yml runs it twice.
-# Node 24, a long-term support line (the code also runs on Node 20 and 22). Three stages: the
+# Node 24, a long-term support line: the version tests and development run on. Three stages: the
 # compiler and dev dependencies stay in the first, the production dependencies are installed in
 # the second, and the image holds only what runs, owned by root and run as the unprivileged `node`.
 FROM node:24-slim AS build

@@ -8,6 +8,8 @@ ensure_node_modules() {
   if [ ! -d "$project_dir/node_modules" ] || [ "$project_dir/package-lock.json" -nt "$project_dir/node_modules/.package-lock.json" ]; then
     echo "installing dependencies (npm ci)" >&2
     (cd "$project_dir" && npm ci --no-audit --no-fund >&2)
+    # npm ci may have linked node_modules/.bin/node (scripts/dev/choose-node): look commands up afresh.
+    hash -r
   fi
   if [ ! -f "$project_dir/dist/loader/cli.js" ] || [ -n "$(find "$project_dir/src" "$project_dir/loader" -newer "$project_dir/dist/loader/cli.js" -name '*.ts' -print -quit)" ]; then
     echo "building (tsc)" >&2
