@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionLimits } from './config.js';
+import { ApiError } from './errors.js';
 
 /**
  * What one client may hold of the server, against slow and silent clients (slow loris): its request
@@ -120,7 +121,7 @@ function answerAndClose(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  const body = JSON.stringify({ error: { code, message } });
+  const body = JSON.stringify(new ApiError(status, code, message).toJSON());
   response.writeHead(status, {
     ...headers,
     'Content-Type': 'application/json; charset=utf-8',

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from './config.js';
 import { deadlineOptions, limitConnections } from './connectionLimits.js';
+import { ApiError, badRequest } from './errors.js';
 import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
@@ -81,17 +82,15 @@ function answerUnparsable(error: Error & { code?: string }, socket: Duplex, answ
     socket.destroy();
     return;
   }
-  const [status, message] =
+  const refusal =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'request line and headers are too large: 16 KB at most']
+      ? new ApiError(431, 'headers_too_large', 'request line and headers are too large: 16 KB at most')
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'request was not received in time']
-        : [400, `malformed HTTP request: ${PARSER_ERRORS[error.code ?? ''] ?? 'the request could not be parsed'}`];
-  const body = JSON.stringify({
-    error: { code: status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'bad_request', message },
-  });
+        ? new ApiError(408, 'request_timeout', 'request was not received in time')
+        : badRequest(`malformed HTTP request: ${PARSER_ERRORS[error.code ?? ''] ?? 'the request could not be parsed'}`);
+  const body = JSON.stringify(refusal.toJSON());
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -157,7 +157,11 @@ function keyWords(name: string): { text: string; initials: boolean }[] {
   return words.filter((word) => word.text !== '');
 }
 
-function isInitials(token: string, capitalsAreInitials: boolean): boolean {
+/**
+ * Whether a token of a name is initials: "J.", "J.K.", "J.K", a single letter, or "JK" where
+ * `capitalsAreInitials` (the name is not all capitals); never a suffix such as "III" or "Jr.".
+ */
+export function isInitials(token: string, capitalsAreInitials: boolean): boolean {
   if (affixKind(token) !== null) return false; // "III" and "Jr." are not initials
   return INITIALS_WITH_PERIODS.test(token) || SINGLE_LETTER.test(token) || (capitalsAreInitials && CAPITALS_AS_INITIALS.test(token));
 }

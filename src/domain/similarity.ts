@@ -2,7 +2,7 @@
 // same once folded): the evidence /v1/match weighs. Pure functions over the keys of titles.ts and
 // names.ts, so "The Hobbit" and "Hobbit, The", or "J.K. Rowling" and "Rowling, JK", compare equal.
 
-import { authorKey, isGenerationWord, splitAuthorList } from './names.js';
+import { authorKey, isGenerationWord, isInitials, splitAuthorList } from './names.js';
 import type { BookRecord } from './records.js';
 import { foldText } from './text.js';
 import { splitTitle, titleKey, withoutTrailingParenthetical } from './titles.js';
@@ -249,10 +249,6 @@ export function titleLikeness(given: string, book: TitleFields, misspelt: Misspe
   return best;
 }
 
-// Initials: "J.K.", "J. K.", and "JK" where the name is not all capitals.
-const INITIALS_WITH_PERIODS = /^(?:\p{L}\.)+\p{L}?$/u;
-const INITIALS_IN_CAPITALS = /^\p{Lu}{1,3}$/u;
-
 /**
  * Whether a piece of a credit line with a comma is one name written surname first ("Rowling, J.K.",
  * "Vonnegut, Kurt", "Le Guin, Ursula K.") rather than a list ("Piers Anthony, Larissa
@@ -260,9 +256,8 @@ const INITIALS_IN_CAPITALS = /^\p{Lu}{1,3}$/u;
  */
 function isSurnameFirst(piece: string): boolean {
   const capitalsAreInitials = /\p{Ll}/u.test(piece);
-  const isInitials = (word: string) => INITIALS_WITH_PERIODS.test(word) || (capitalsAreInitials && INITIALS_IN_CAPITALS.test(word));
   const sides = piece.split(',').map((side) => side.trim().split(/\s+/u));
-  return sides.length === 2 && sides.some((words) => words.length === 1 || isInitials(words.at(-1) ?? ''));
+  return sides.length === 2 && sides.some((words) => words.length === 1 || isInitials(words.at(-1) ?? '', capitalsAreInitials));
 }
 
 /** The names a credit line may hold: each of a list, and a piece that is one name written surname first. */

@@ -4,7 +4,8 @@ import { authorRecord, bookRecord, workRecord } from '../domain/records.js';
 import { ApiError, errorObject, parseInput } from '../errors.js';
 import { batchKeysBody, LOOKUP_BATCH_MAX } from './batch.js';
 import type { Services } from './context.js';
-import { pointFollowing, type PointFamily } from './pointLookups.js';
+import type { PointFamily } from './lookups.js';
+import { pointFollowing } from './pointLookups.js';
 
 /**
  * Bulk lookups: up to LOOKUP_BATCH_MAX ISBNs or ids of one kind in one request, each answered

@@ -51,17 +51,23 @@ export async function followMerges<A extends object>(
   return { answer, mergedInto };
 }
 
+/** The families of records a GET answers by key: `/v1/isbn/<isbn>`, `/v1/books/<id>`, `/v1/works/<id>`, `/v1/authors/<id>`. */
+export type PointFamily = 'isbn' | 'books' | 'works' | 'authors';
+
+/** The URL path at which GET answers `key` of `family`, the key as the client spells it: a 301's Location, and the point cache's key. */
+export const recordPath = (family: PointFamily, key: string): string => `/v1/${family}/${encodeURIComponent(key)}`;
+
 /** A lookup's record, or its 301; else the 404 (`missing`) or the 410 of a deleted record (`named` was deleted). */
 function resolve<T>(
   lookup: Lookup<T>,
-  family: string,
+  family: Exclude<PointFamily, 'isbn'>,
   named: string,
   shows: (record: T) => string[],
   missing = `${named} not found`,
 ): Resolved<T> {
   if (!lookup) throw notFound(missing);
   if ('deleted' in lookup) throw gone(`${named} was deleted: its source withdrew the record, so it is no longer in the catalogue`);
-  if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: `/v1/${family}/${lookup.mergedInto}` };
+  if ('mergedInto' in lookup) return { mergedInto: lookup.mergedInto, location: recordPath(family, lookup.mergedInto) };
   return { record: lookup.found, shows: shows(lookup.found) };
 }
 

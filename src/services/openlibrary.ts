@@ -3,6 +3,7 @@ import type { EntityKind } from '../domain/ids.js';
 import { olKeyKind, type OlKind } from '../domain/openlibrary.js';
 import { quoted } from '../domain/text.js';
 import { badRequest, gone, notFound } from '../errors.js';
+import { recordPath, type PointFamily } from './lookups.js';
 import { openLibraryKey, survivorOf } from '../stores/postgres/openlibraryKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
 
@@ -12,7 +13,7 @@ import type { Queryable } from '../stores/postgres/pool.js';
  * target does; a key Open Library deleted, or a record deleted here, is a 410, never a live record.
  */
 
-const FAMILY: Record<OlKind, { kind: EntityKind; path: string }> = {
+const FAMILY: Record<OlKind, { kind: EntityKind; path: Exclude<PointFamily, 'isbn'> }> = {
   edition: { kind: 'book', path: 'books' },
   work: { kind: 'work', path: 'works' },
   author: { kind: 'author', path: 'authors' },
@@ -45,7 +46,7 @@ export async function resolveOpenLibraryKey(db: Queryable, asked: string): Promi
       throw gone(
         `${entity} ${survivor.id} (Open Library ${asked}) was deleted: its source withdrew the record, so it is no longer in the catalogue`,
       );
-    return { id: survivor.id, location: `/v1/${path}/${survivor.id}` };
+    return { id: survivor.id, location: recordPath(path, survivor.id) };
   }
   throw notFound(`Open Library key ${asked} redirects more than ${MAX_REDIRECT_HOPS} times`);
 }

@@ -1,5 +1,16 @@
 import type { Services } from './context.js';
-import { authorById, bookById, bookByIsbn, followMerges, requireId, requireIsbn, workById, type Resolved } from './lookups.js';
+import {
+  authorById,
+  bookById,
+  bookByIsbn,
+  followMerges,
+  recordPath,
+  requireId,
+  requireIsbn,
+  workById,
+  type PointFamily,
+  type Resolved,
+} from './lookups.js';
 import type { PointAnswer } from './pointCache.js';
 
 /**
@@ -7,8 +18,6 @@ import type { PointAnswer } from './pointCache.js';
  * 24-hour cache under the route's URL. The GET routes, the bulk lookups and the MCP tools all go
  * through here, so each reads and fills the entries the others do.
  */
-
-export type PointFamily = 'isbn' | 'books' | 'works' | 'authors';
 
 const READS: Record<PointFamily, (reads: Services['reads'], key: string) => Promise<Resolved<unknown>>> = {
   isbn: bookByIsbn,
@@ -33,9 +42,6 @@ const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = {
   authors: 'authors',
 };
 
-/** The URL path GET asks for `key`, as a client spells it: the cache key of its answer. */
-export const pointPath = (family: PointFamily, key: string): string => `/v1/${family}/${encodeURIComponent(key)}`;
-
 type PointServices = Pick<Services, 'reads' | 'pointCache'>;
 
 /**
@@ -48,7 +54,7 @@ export async function pointAnswer(
   requestId: string,
   family: PointFamily,
   key: string,
-  path = pointPath(family, key),
+  path = recordPath(family, key),
   admission: Promise<void> = Promise.resolve(),
 ): Promise<PointAnswer> {
   try {

@@ -1,8 +1,8 @@
 import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
 import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../../domain/records.js';
-import { isMerged, mergedBody, type Merged, type Resolved } from '../../services/lookups.js';
+import { isMerged, mergedBody, type Merged, type PointFamily, type Resolved } from '../../services/lookups.js';
 import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
-import { pointAnswer, type PointFamily } from '../../services/pointLookups.js';
+import { pointAnswer } from '../../services/pointLookups.js';
 import { spendRequest } from '../middleware/rateLimit.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
 import type { AppContext, Route, ToolNames } from '../route.js';
