@@ -47,7 +47,8 @@ export const searchRoutes: readonly Route[] = [
         'Use it to browse or to list candidates (several books by one author, a series, books about a word in the title). ' +
         'To resolve ONE reference (a citation, a title with author/year) to the single book it means, prefer match_book, which says how sure it is; with an ISBN alone use lookup_isbn. ' +
         'Answers {total, limit, offset, results: [{score, book}]}, best first; score only ranks results within one answer. By default one result per work (its best edition). ' +
-        'Page with offset: the next page is offset + limit, while offset < total.',
+        'Page with offset: the next page is offset + limit, while offset < total. ' +
+        'sort orders otherwise (newest, oldest, rating, readers, title); facets (e.g. "subject,decade") adds value counts over all results, to narrow with subject, publisher, language, author_id or a year range.',
     },
     answer: async (services, _requestId, { query }) => json(await searchBooks(services, query)),
     doc: {
