@@ -197,7 +197,12 @@ test.serial(
         language: null,
         yearFrom: null,
         yearTo: null,
+        subjectKey: null,
+        publisher: null,
+        facets: [],
+        facetLimit: 10,
         everyEdition: false,
+        sort: 'relevance',
         offset: 0,
         limit: 2,
       });

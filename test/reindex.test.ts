@@ -41,6 +41,7 @@ test.serial('reindex builds versioned indices behind the aliases with every live
     'author_ids',
     'author_names',
     'first_author',
+    'author_facet',
     'publisher',
     'year',
     'language',
@@ -50,8 +51,14 @@ test.serial('reindex builds versioned indices behind the aliases with every live
     'subjects',
     'popularity',
     'average_rating',
+    'rating',
+    'work_year',
+    'work_readers',
+    'work_rating',
     'also_liked',
     'updated_seq',
+    'subject_keys',
+    'subject_facet',
   ]);
   t.is(hunger.title, 'The Hunger Games');
   t.deepEqual(hunger.author_names, ['Suzanne Collins']);

@@ -152,6 +152,26 @@ test.serial('ratings changes reach the index through sync', async (t) => {
   t.deepEqual((await allDocuments<{ also_liked: string[] }>(deps.es, deps.aliases.books)).get(a!)?.also_liked, [b]);
 });
 
+test.serial("a new rating on one edition reaches every edition of its work (the work's readers and rating), and only those", async (t) => {
+  const { rows } = await world.db.query<{ work_id: string; ids: string[] }>(
+    `select work_id, array_agg(id order by id) as ids from books where merged_into is null and deleted_at is null
+      group by work_id having count(*) > 1 order by work_id limit 1`,
+  );
+  const { work_id: workId, ids } = rows[0]!;
+  await syncOnce(deps);
+  const before = await allDocuments<{ work_id: string; work_readers: number; updated_seq: number }>(deps.es, deps.aliases.books);
+  await withTransaction(world.db, async (client) => {
+    await client.query('update books set popularity = popularity + 1000, average_rating = 1 where id = $1', [ids[0]]);
+    await recordChanges(client, [{ entity: 'book', id: ids[0]!, operation: 'update' }]);
+  });
+  await syncOnce(deps);
+  const after = await allDocuments<{ work_id: string; work_readers: number; updated_seq: number }>(deps.es, deps.aliases.books);
+  for (const id of ids) t.is(Number(after.get(id)!.work_readers), Number(before.get(id)!.work_readers) + 1000, id);
+  const rewritten = [...after].filter(([id, doc]) => doc.updated_seq !== before.get(id)!.updated_seq).map(([, doc]) => doc.work_id);
+  t.deepEqual([...new Set(rewritten)], [workId]);
+  await assertIndexMatches(t, deps);
+});
+
 interface Follower {
   stop(signal: NodeJS.Signals): Promise<number | null>;
   kill(): Promise<void>;

@@ -4,12 +4,13 @@ import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/clien
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
 import {
   authorDocuments,
-  bookAuthorFacts,
   bookDocuments,
+  bookFacts,
   booksOfAuthors,
   editionsOfWorks,
   sameAuthorFacts,
-  type BookAuthorFacts,
+  sameWorkFacts,
+  type BookFacts,
 } from '../stores/elasticsearch/documents.js';
 import type { IndexShape } from '../../src/config.js';
 import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
@@ -35,8 +36,9 @@ import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
  * leaves it at or behind what is indexed, and the next run rebuilds the same documents from the
  * current state again: applying a page twice is harmless.
  *
- * Which documents a change touches: a book change rebuilds that book (a merge also its survivor) and
- * the author documents of its current and previous authors (work_count, popularity); an author
+ * Which documents a change touches: a book change rebuilds that book (a merge also its survivor), the
+ * author documents of its current and previous authors (work_count, popularity) and the editions of
+ * its current and previous works (work_readers, work_rating); an author
  * change rebuilds that author and, unless it is an insert, the books crediting it (author_names); a
  * work change rebuilds its editions (work_id, also_liked never names another edition of the work).
  * Ids that are no longer live are deleted from the index.
@@ -83,21 +85,22 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** The author facts of the indexed documents of these books (what their authors' documents were built from). */
-async function indexedAuthorFacts(es: Elastic, booksIndex: string, bookIds: readonly string[]): Promise<Map<string, BookAuthorFacts>> {
-  const found = new Map<string, BookAuthorFacts>();
+/** The facts of the indexed documents of these books (what their authors' and work's documents were built from). */
+async function indexedBookFacts(es: Elastic, booksIndex: string, bookIds: readonly string[]): Promise<Map<string, BookFacts>> {
+  const found = new Map<string, BookFacts>();
   for (const ids of chunks(bookIds, DOC_BATCH)) {
     try {
-      const response = await es.mget<BookAuthorFacts>({
+      const response = await es.mget<BookFacts>({
         index: booksIndex,
         ids,
-        _source_includes: ['work_id', 'popularity', 'author_ids'],
+        _source_includes: ['work_id', 'popularity', 'average_rating', 'author_ids'],
       });
       for (const doc of response.docs) {
         if ('found' in doc && doc.found && doc._source)
           found.set(doc._id, {
             work_id: doc._source.work_id,
             popularity: doc._source.popularity,
+            average_rating: doc._source.average_rating ?? null,
             author_ids: doc._source.author_ids ?? [],
           });
       }
@@ -109,22 +112,31 @@ async function indexedAuthorFacts(es: Elastic, booksIndex: string, bookIds: read
 }
 
 /**
- * Authors whose documents a change to these books may change: those credited before (as indexed) or
- * after (in PostgreSQL). With `skipUnchanged`, not those of a book whose work, popularity and credits
- * are all as indexed: a title or cover fixed on a book of an author of 15,000 editions then costs no
- * more than the book. Only sync may skip: it keeps the books and authors behind the aliases in step,
- * so an indexed book says what its authors' documents were built from; a replay into a new index
- * built from a snapshot cannot know that.
+ * Authors and works whose documents a change to these books may change: the authors credited before
+ * (as indexed) or after (in PostgreSQL), and the works the book belonged to before or after (their
+ * editions carry the work's readers and rating). With `skipUnchanged`, not those of a book whose
+ * facts are all as indexed: a title or cover fixed on a book of an author of 15,000 editions then
+ * costs no more than the book. Only sync may skip: it keeps the books and authors behind the aliases
+ * in step, so an indexed book says what the other documents were built from; a replay into a new
+ * index built from a snapshot cannot know that.
  */
-async function authorsAffectedBy(deps: LoaderDeps, bookIds: readonly string[], skipUnchanged: boolean): Promise<Set<string>> {
-  const affected = new Set<string>();
+async function affectedBy(
+  deps: LoaderDeps,
+  bookIds: readonly string[],
+  skipUnchanged: boolean,
+): Promise<{ authors: Set<string>; works: Set<string> }> {
+  const affected = { authors: new Set<string>(), works: new Set<string>() };
   if (bookIds.length === 0) return affected;
-  const [before, after] = await Promise.all([indexedAuthorFacts(deps.es, deps.aliases.books, bookIds), bookAuthorFacts(deps.db, bookIds)]);
+  const [before, after] = await Promise.all([indexedBookFacts(deps.es, deps.aliases.books, bookIds), bookFacts(deps.db, bookIds)]);
   for (const id of bookIds) {
     const was = before.get(id);
     const is = after.get(id);
-    if (skipUnchanged && was && is && sameAuthorFacts(was, is)) continue;
-    for (const author of [...(was?.author_ids ?? []), ...(is?.author_ids ?? [])]) affected.add(author);
+    if (!(skipUnchanged && was && is && sameAuthorFacts(was, is))) {
+      for (const author of [...(was?.author_ids ?? []), ...(is?.author_ids ?? [])]) affected.authors.add(author);
+    }
+    if (!(skipUnchanged && was && is && sameWorkFacts(was, is))) {
+      for (const work of [was?.work_id, is?.work_id]) if (work !== undefined) affected.works.add(work);
+    }
   }
   return affected;
 }
@@ -157,14 +169,15 @@ export async function applyChanges(deps: LoaderDeps, changes: readonly RecordedC
     }
   }
 
-  // All reads before any write: authorsAffectedBy reads the old book documents through the alias, and
-  // a bulk chunk can be sent mid-loop. Authors first, while `books` still holds only changed books.
+  // All reads before any write: affectedBy reads the old book documents through the alias, and a
+  // bulk chunk can be sent mid-loop. It runs first, while `books` still holds only changed books.
+  const inStep = targets.aliases && targets.books === deps.aliases.books && targets.authors === deps.aliases.authors;
+  const affected = await affectedBy(deps, [...books], inStep);
   if (targets.authors) {
-    const inStep = targets.aliases && targets.books === deps.aliases.books && targets.authors === deps.aliases.authors;
-    for (const id of await authorsAffectedBy(deps, [...books], inStep)) authors.add(id);
+    for (const id of affected.authors) authors.add(id);
   }
   if (targets.books) {
-    for (const id of await editionsOfWorks(deps.db, [...works])) books.add(id);
+    for (const id of await editionsOfWorks(deps.db, [...works, ...affected.works])) books.add(id);
     for (const id of await booksOfAuthors(deps.db, [...authorsWhoseBooks])) books.add(id);
   }
 

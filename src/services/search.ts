@@ -2,12 +2,16 @@ import { z } from 'zod/v4';
 import { kindOfId } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
 import { authorKey } from '../domain/names.js';
+import { PRIOR_MEAN, PRIOR_RATINGS } from '../domain/ratings.js';
 import { authorSummary, bookRecord } from '../domain/records.js';
+import { subjectKey } from '../domain/subjects.js';
+import { FACET_FIELDS, type FacetField } from '../stores/elasticsearch/facets.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { parseInput } from '../errors.js';
 import {
   searchAuthors as searchAuthorIndex,
   searchBooks as searchBookIndex,
+  BOOK_SORTS,
   type BookSearch,
   type ScoredId,
 } from '../stores/elasticsearch/search.js';
@@ -26,6 +30,8 @@ export const SEARCH_MAX_LIMIT = 100;
 /** offset + limit may not go past this: deep pages cost the index more than they help anyone. */
 export const SEARCH_MAX_WINDOW = 1_000;
 export const QUERY_MAX_LENGTH = 200;
+export const FACET_DEFAULT_LIMIT = 10;
+export const FACET_MAX_LIMIT = 20;
 
 /** What search, match and recommendations use of the services. */
 export type SearchServices = Pick<Services, 'db' | 'reads' | 'elastic' | 'indices' | 'shortCache'>;
@@ -77,9 +83,72 @@ export const bookSearchQuery = z
       }),
     year_from: year('year_from', 'Only books published in this year or later. Books of unknown year are left out by either year filter.'),
     year_to: year('year_to', 'Only books published in this year or earlier.'),
+    subject: z
+      .string()
+      .overwrite(collapseWhitespace)
+      .refine((subject) => subjectKey(subject) !== '', { error: 'subject must have a letter or digit' })
+      .optional()
+      .meta({
+        description:
+          'Only books with this subject, whatever its case, punctuation and word order (`Fantasy fiction` also finds `FICTION / Fantasy`): a `value` of the `subject` facet, or any spelling.',
+        example: 'Fantasy',
+      }),
+    publisher: z
+      .string()
+      .overwrite(collapseWhitespace)
+      .min(1, 'publisher must not be empty')
+      .optional()
+      .meta({ description: 'Only books of this publisher, whatever its case and diacritics: a `value` of the `publisher` facet.' }),
+    facets: z
+      .string()
+      .transform((list, context) => {
+        const fields = [...new Set(list.split(',').map((field) => field.trim()))];
+        const unknown = fields.find((field) => !(FACET_FIELDS as readonly string[]).includes(field));
+        if (unknown !== undefined) {
+          context.addIssue({
+            code: 'custom',
+            message: `facets must be a comma-separated list of ${FACET_FIELDS.join(', ')}; got "${unknown}"`,
+          });
+          return z.NEVER;
+        }
+        return fields as FacetField[];
+      })
+      .optional()
+      .meta({
+        description:
+          `Adds \`facets\` to the answer: for each field named (any of ${FACET_FIELDS.map((field) => `\`${field}\``).join(', ')}, comma-separated), its most frequent values over the whole result set, ` +
+          'not only this page, with how many results have each: works with one result per work, editions with `editions=all`. ' +
+          "A field's counts ignore that field's own filter (the other filters apply), so the other languages show beside the one chosen. " +
+          'Drill down with the matching filter: `subject=` and `publisher=` take a `value`, `author_id=` an author value, `language=` a language, and a decade value `1960` reads `year_from=1960&year_to=1969`. ' +
+          'Subjects count as one once case, punctuation and word order are set aside, shown in the spelling most books use; publishers once case and diacritics are.',
+        example: 'subject,language,decade',
+      }),
+    facet_limit: integerWithDefault(
+      1,
+      FACET_MAX_LIMIT,
+      FACET_DEFAULT_LIMIT,
+      `facet_limit must be an integer from 1 to ${FACET_MAX_LIMIT}`,
+    ).meta({
+      description: 'Values per facet, most frequent first.',
+    }),
     editions: z.enum(['best', 'all'], { error: 'editions must be best or all' }).default('best').meta({
       description: '`best` (default): one result per work, the edition that scores best; `all`: every edition.',
     }),
+    sort: z
+      .enum(BOOK_SORTS, { error: `sort must be one of ${BOOK_SORTS.join(', ')}` })
+      .default('relevance')
+      .meta({
+        description:
+          'The order of the results. `relevance` (default): how well each book fits the query, then its readers (see above). ' +
+          '`newest` / `oldest`: by year; `readers`: most read first (ratings and Open Library readers); ' +
+          `\`rating\`: best rated first, by a damped average that counts how many rated: (${PRIOR_RATINGS} × ${PRIOR_MEAN} + the sum of the ratings) / (${PRIOR_RATINGS} + their number), ` +
+          `as if every book had ${PRIOR_RATINGS} more ratings of ${PRIOR_MEAN}, so one five-star rating cannot outrank a million fours (ties: more readers first); ` +
+          '`title`: alphabetical, ignoring a leading article, case, diacritics and punctuation. ' +
+          "With one result per work, a work sorts by its own values: the year it was first published (its edition's year when unknown), the readers and ratings of all its editions together, " +
+          'and shows its first edition in that order; with `editions=all` each edition sorts by its own. Books without the value sorted by (no year, nobody rated) come last. ' +
+          'Every sort takes every filter and pages exactly up to the deepest `offset`.',
+        example: 'rating',
+      }),
     ...paging('Results'),
   })
   .refine(({ year_from: from, year_to: to }) => from === undefined || to === undefined || from <= to, {
@@ -112,11 +181,41 @@ const page = <Hit extends z.ZodType>(hit: Hit, total: string) =>
     results: z.array(hit).meta({ description: 'Best first.' }),
   });
 
+const facetValue = z
+  .object({
+    value: z.string().meta({ description: 'The value, as the filter of its field takes it.' }),
+    count: z.int().meta({ description: 'Results with this value: works with one result per work, editions with `editions=all`.' }),
+    name: z.string().optional().meta({ description: "The author's name (`author` facet, whose value is the author's id)." }),
+  })
+  .meta({ id: 'FacetValue' });
+
+const facets = z
+  .object(
+    Object.fromEntries(FACET_FIELDS.map((field) => [field, z.array(facetValue).optional()])) as Record<
+      FacetField,
+      z.ZodOptional<z.ZodArray<typeof facetValue>>
+    >,
+  )
+  .meta({
+    id: 'Facets',
+    description:
+      'Present when `facets` was asked: each field asked, its most frequent values first (ties by value), at most `facet_limit`.',
+    example: {
+      language: [
+        { value: 'eng', count: 120 },
+        { value: 'spa', count: 4 },
+      ],
+      decade: [{ value: '2000', count: 61 }],
+    },
+  });
+
 export const bookSearchPage = page(
   bookHit,
   'Matching editions, not only those on this page, counted up to 10,000 (a larger count reads 10000). With one result per work (the default) ' +
     'a work counts once per matching edition, so `total` may exceed the number of results there are to page through.',
-).meta({ id: 'BookSearchPage' });
+)
+  .extend({ facets: facets.optional() })
+  .meta({ id: 'BookSearchPage' });
 export const authorSearchPage = page(authorHit, 'Matching authors, not only those on this page.').meta({ id: 'AuthorSearchPage' });
 
 export type BookHit = z.output<typeof bookHit>;
@@ -148,7 +247,12 @@ function bookSearch(params: BookSearchParams): BookSearch {
     language: query.language ?? null,
     yearFrom: query.year_from ?? null,
     yearTo: query.year_to ?? null,
+    subjectKey: query.subject === undefined ? null : subjectKey(query.subject),
+    publisher: query.publisher ?? null,
+    facets: query.facets ?? [],
+    facetLimit: query.facet_limit,
     everyEdition: query.editions === 'all',
+    sort: query.sort,
     limit: query.limit,
     offset: query.offset,
   };
@@ -183,7 +287,8 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
         ),
       (score, book) => ({ score, book }),
     );
-    return { value: { total: page.total, limit: search.limit, offset: search.offset, results }, cacheable: true };
+    const facets = page.facets === undefined ? {} : { facets: page.facets };
+    return { value: { total: page.total, limit: search.limit, offset: search.offset, results, ...facets }, cacheable: true };
   });
 }
 

@@ -47,7 +47,8 @@ export const searchRoutes: readonly Route[] = [
         'Use it to browse or to list candidates (several books by one author, a series, books about a word in the title). ' +
         'To resolve ONE reference (a citation, a title with author/year) to the single book it means, prefer match_book, which says how sure it is; with an ISBN alone use lookup_isbn. ' +
         'Answers {total, limit, offset, results: [{score, book}]}, best first; score only ranks results within one answer. By default one result per work (its best edition). ' +
-        'Page with offset: the next page is offset + limit, while offset < total.',
+        'Page with offset: the next page is offset + limit, while offset < total. ' +
+        'sort orders otherwise (newest, oldest, rating, readers, title); facets (e.g. "subject,decade") adds value counts over all results, to narrow with subject, publisher, language, author_id or a year range.',
     },
     answer: async (services, _requestId, { query }) => json(await searchBooks(services, query)),
     doc: {
@@ -61,11 +62,16 @@ export const searchRoutes: readonly Route[] = [
         'a volume of a series the query names ranks a little above a book that only shares the name. Then popularity: readers who rated the book (`ratings_count`), ' +
         'Open Library readers who shelved or rated its work, and its number of editions, so among books that fit alike the most read comes first. ' +
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +
+        'Other orders with `sort` (newest, oldest, rating, readers, title); counts for a results page with `facets`, narrowed with the filters: ' +
+        '`/v1/books/search?q=dune&sort=rating&facets=subject,decade&subject=Science%20fiction` lists the best-rated books matching dune about science fiction, ' +
+        'with the subjects and decades of all of them. ' +
         '(The best matches are found first and only the first few hundred are ranked in full, so a deep page of a work with very many matching editions may come back short.) ' +
         SHORT_CACHE,
       responses: {
         '200': { description: 'A page of books.', headers: rateHeaders, content: { 'application/json': { schema: bookSearchPage } } },
-        '400': errorResponse('`q` missing (`q is required`) or too long, or a parameter invalid; the message names it.'),
+        '400': errorResponse(
+          '`q` missing (`q is required`) or too long, or a parameter invalid (an unknown `sort` or facet, `facet_limit` past 20); the message names it.',
+        ),
       },
     },
     async handle(ctx, services) {

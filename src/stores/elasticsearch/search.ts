@@ -1,5 +1,6 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { Elastic } from './client.js';
+import { facetAggregations, readFacets, type FacetField, type FacetFilters, type Facets } from './facets.js';
 
 /** Book and author search in Elasticsearch: the queries and their execution. Records come from PostgreSQL. */
 
@@ -18,7 +19,13 @@ export interface HitPage<Hit extends ScoredId = ScoredId> {
   /** Books (editions) or authors that match, not only those on the page; books are counted up to TOTAL_COUNTED. */
   total: number;
   hits: Hit[];
+  /** The facets asked for, over every matching book. */
+  facets?: Facets;
 }
+
+/** How book search orders its results: by fit (`relevance`), or by a field of the book or work. */
+export const BOOK_SORTS = ['relevance', 'newest', 'oldest', 'rating', 'readers', 'title'] as const;
+export type BookSort = (typeof BOOK_SORTS)[number];
 
 export interface BookSearch {
   /** Free text, ISBNs taken out; may be empty when the query was only ISBNs. */
@@ -29,8 +36,15 @@ export interface BookSearch {
   language: string | null;
   yearFrom: number | null;
   yearTo: number | null;
+  /** subjectKey() of the subject asked for. */
+  subjectKey: string | null;
+  publisher: string | null;
+  facets: readonly FacetField[];
+  /** Values per facet. */
+  facetLimit: number;
   /** False: one hit per work (its best-scoring edition). */
   everyEdition: boolean;
+  sort: BookSort;
   offset: number;
   limit: number;
 }
@@ -191,17 +205,43 @@ export const withPopularity = (query: estypes.QueryDslQueryContainer, weight: nu
   function_score: { query, functions: popularityFactor(weight), score_mode: 'sum', boost_mode: 'multiply' },
 });
 
-function bookFilters(search: BookSearch): estypes.QueryDslQueryContainer[] {
-  const filters: estypes.QueryDslQueryContainer[] = [];
-  if (search.authorId !== null) filters.push({ term: { author_ids: search.authorId } });
-  if (search.language !== null) filters.push({ term: { language: search.language } });
+/** The filters of a search, each under the facet it narrows. */
+function bookFilters(search: BookSearch): FacetFilters {
+  const filters: FacetFilters = {};
+  if (search.authorId !== null) filters.author = { term: { author_ids: search.authorId } };
+  if (search.language !== null) filters.language = { term: { language: search.language } };
+  if (search.subjectKey !== null) filters.subject = { term: { subject_keys: search.subjectKey } };
+  if (search.publisher !== null) filters.publisher = { term: { 'publisher.keyword': search.publisher } };
   if (search.yearFrom !== null || search.yearTo !== null) {
-    filters.push({
+    filters.decade = {
       range: { year: { ...(search.yearFrom !== null && { gte: search.yearFrom }), ...(search.yearTo !== null && { lte: search.yearTo }) } },
-    });
+    };
   }
   return filters;
 }
+
+/**
+ * The filtering part of a book search request. Without facets the filters are part of the query,
+ * where the index can use them to skip documents; with facets they narrow only the hits
+ * (post_filter), as each facet counts without its own filter (see facets.ts).
+ */
+function filtering(search: BookSearch): {
+  filter: estypes.QueryDslQueryContainer[];
+  post_filter?: estypes.QueryDslQueryContainer;
+  aggs?: Record<string, estypes.AggregationsAggregationContainer>;
+} {
+  const filters = bookFilters(search);
+  const all = Object.values(filters);
+  if (search.facets.length === 0) return { filter: all };
+  return {
+    filter: [],
+    ...(all.length > 0 && { post_filter: { bool: { filter: all } } }),
+    aggs: facetAggregations(search.facets, filters, search.facetLimit, !search.everyEdition),
+  };
+}
+
+const facetsOf = (search: BookSearch, response: estypes.SearchResponse): Pick<HitPage, 'facets'> =>
+  search.facets.length === 0 ? {} : { facets: readFacets(response.aggregations, search.facets, search.facetLimit, !search.everyEdition) };
 
 export const scoredIds = (hits: estypes.SearchHit[]): ScoredId[] => hits.map((hit) => ({ id: hit._id ?? '', score: hit._score ?? 0 }));
 
@@ -216,6 +256,7 @@ const totalOf = (total: estypes.SearchTotalHits | number | undefined): number =>
  * editions than that among the best can leave a deep page short.
  */
 export async function searchBooks(elastic: Elastic, index: string, search: BookSearch): Promise<HitPage> {
+  if (search.sort !== 'relevance') return sortedBooks(elastic, index, { ...search, sort: search.sort });
   const wanted = search.offset + search.limit;
   const read = search.everyEdition ? wanted : wanted * EDITIONS_PER_WORK;
   const window = Math.max(read, MIN_RESCORED);
@@ -223,13 +264,15 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
     const should: estypes.QueryDslQueryContainer[] = [];
     if (search.text !== '') should.push(bookTextMatch(search.text, mode));
     if (search.isbn13s.length > 0) should.push(isbnClause(search.isbn13s));
+    const { filter, ...faceting } = filtering(search);
     const response = await elastic.search({
       index,
       size: read,
       _source: false,
       docvalue_fields: ['work_id'],
       track_total_hits: TOTAL_COUNTED,
-      query: { bool: { should, minimum_should_match: 1, filter: bookFilters(search) } },
+      query: { bool: { should, minimum_should_match: 1, filter } },
+      ...faceting,
       rescore: [
         // The fit replaces the match score (an ISBN asked for keeps its lead).
         ...(search.text === ''
@@ -275,9 +318,69 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
       seenWorks.add(work);
       return true;
     });
-    return { total: totalOf(response.hits.total), hits: scoredIds(ranked.slice(search.offset, wanted)) };
+    return { total: totalOf(response.hits.total), hits: scoredIds(ranked.slice(search.offset, wanted)), ...facetsOf(search, response) };
   };
   return search.text === '' ? run('exact') : exactThenTypos(run, wanted);
+}
+
+type SortField = 'year' | 'rating' | 'readers';
+// The field each sort reads on an edition, and on a work (the same on every edition of it).
+const SORT_FIELDS: Record<SortField, { edition: string; work: string }> = {
+  year: { edition: 'year', work: 'work_year' },
+  rating: { edition: 'rating', work: 'work_rating' },
+  readers: { edition: 'popularity', work: 'work_readers' },
+};
+
+/**
+ * The order of a sort other than relevance. Ties go to the more popular edition, then the id, so
+ * that a page deep in the order follows on from the one before it; books without the sorted value
+ * come last either way.
+ */
+function sortOrder(sort: Exclude<BookSort, 'relevance'>, everyEdition: boolean): estypes.SortCombinations[] {
+  const by = (field: SortField, order: 'asc' | 'desc'): estypes.SortCombinations => ({
+    // unmapped_type: an index built before these fields existed sorts them as missing rather than failing.
+    [SORT_FIELDS[field][everyEdition ? 'edition' : 'work']]: { order, missing: '_last', unmapped_type: 'long' },
+  });
+  const first: Record<typeof sort, estypes.SortCombinations[]> = {
+    newest: [by('year', 'desc')],
+    oldest: [by('year', 'asc')],
+    rating: [by('rating', 'desc'), by('readers', 'desc')],
+    readers: [by('readers', 'desc')],
+    title: [{ 'title.key': { order: 'asc', missing: '_last' } }],
+  };
+  return [...first[sort], { popularity: { order: 'desc' } }, { id: { order: 'asc' } }];
+}
+
+/**
+ * Book search in another order than relevance: every book that matches, ordered by the field.
+ * One edition per work is kept by the index (collapse on work_id, which a sort allows), so a deep
+ * page is exact; the edition shown is the first of its work in the order.
+ */
+async function sortedBooks(
+  elastic: Elastic,
+  index: string,
+  search: BookSearch & { sort: Exclude<BookSort, 'relevance'> },
+): Promise<HitPage> {
+  const run = async (mode: Spelling): Promise<HitPage> => {
+    const should: estypes.QueryDslQueryContainer[] = [];
+    if (search.text !== '') should.push(bookTextMatch(search.text, mode));
+    if (search.isbn13s.length > 0) should.push({ terms: { isbn_13: search.isbn13s } });
+    const { filter, ...faceting } = filtering(search);
+    const response = await elastic.search({
+      index,
+      from: search.offset,
+      size: search.limit,
+      _source: false,
+      track_total_hits: TOTAL_COUNTED,
+      track_scores: true,
+      query: { bool: { should, minimum_should_match: 1, filter } },
+      ...faceting,
+      sort: sortOrder(search.sort, search.everyEdition),
+      ...(search.everyEdition ? {} : { collapse: { field: 'work_id' } }),
+    });
+    return { total: totalOf(response.hits.total), hits: scoredIds(response.hits.hits), ...facetsOf(search, response) };
+  };
+  return search.text === '' ? run('exact') : exactThenTypos(run, search.offset + search.limit);
 }
 
 /**
