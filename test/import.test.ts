@@ -1,5 +1,6 @@
 import test from 'ava';
 import { createWorld, type TestWorld } from './helpers/env.js';
+import { runCli } from './helpers/processes.js';
 import { BX_HEADER, BX_SAMPLE, GOODBOOKS_300, GOODBOOKS_HEADER, csvFile, importFile } from './helpers/catalogue.js';
 
 let world: TestWorld;
@@ -77,9 +78,16 @@ test.serial('a row without any usable ISBN is kept under its Goodreads id, never
   t.deepEqual(rows[0], { isbn_13: null, isbn_10: null, source_key: 'goodreads:777001' });
 });
 
-test.serial('a Book-Crossing edition of a goodbooks ISBN enriches that book instead of duplicating it', async (t) => {
-  const report = await importFile(world, 'book-crossing', BX_SAMPLE);
-  t.true(report.updated > 0);
+test.serial('bookmeta import book-crossing: an edition of a goodbooks ISBN enriches that book instead of duplicating it', async (t) => {
+  const booksBefore = (await world.db.query<{ n: number }>('select count(*)::int as n from books')).rows[0]!.n;
+  const cli = await runCli(world.env, ['import', 'book-crossing', BX_SAMPLE]);
+  t.is(cli.code, 0, cli.stderr);
+  const counts = /^book-crossing: read (\d+) rows; imported (\d+) \((\d+) new, (\d+) updated, (\d+) unchanged\)/m.exec(cli.stdout);
+  t.truthy(counts, cli.stdout);
+  const [read, imported, inserted, updated, unchanged] = counts!.slice(1).map(Number);
+  t.true(read! > 0 && updated! > 0, cli.stdout);
+  t.is(imported, inserted! + updated! + unchanged!);
+  t.is((await world.db.query<{ n: number }>('select count(*)::int as n from books')).rows[0]!.n, booksBefore + inserted!);
   const { rows } = await world.db.query('select isbn_13 from books where isbn_13 is not null group by isbn_13 having count(*) > 1');
   t.is(rows.length, 0);
   // Book-Crossing knows the publisher and edition year that goodbooks lacks; goodbooks' title and

@@ -3,8 +3,9 @@ import { reindex } from '../loader/index/reindex.js';
 import { ensureAliases } from '../loader/index/sync.js';
 import { aliasTargets } from '../loader/stores/elasticsearch/indices.js';
 import { useIndexedWorld } from './helpers/indexing.js';
+import { runCli } from './helpers/processes.js';
 
-const { deps } = useIndexedWorld(test);
+const { world, deps } = useIndexedWorld(test);
 
 async function shapeOf(alias: string): Promise<{ shards: string; replicas: string }> {
   const [index] = await aliasTargets(deps.es, alias);
@@ -24,4 +25,10 @@ test.serial('indices are built in the shape the loader is given: shards, and rep
 test.serial('without a shape, an index has one shard and no replica', async (t) => {
   await reindex({ ...deps, shape: undefined }, 'authors', { progress: false });
   t.deepEqual(await shapeOf(deps.aliases.authors), { shards: '1', replicas: '0' });
+});
+
+test.serial('bookmeta reindex builds its indices in the shape INDEX_SHARDS and INDEX_REPLICAS give', async (t) => {
+  const cli = await runCli({ ...world.env, INDEX_SHARDS: '3', INDEX_REPLICAS: '1' }, ['reindex', 'authors', '--no-progress']);
+  t.is(cli.code, 0, cli.stderr);
+  t.deepEqual(await shapeOf(deps.aliases.authors), { shards: '3', replicas: '1' });
 });

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { matchRoute } from '../src/http/routeTable.js';
 import { connectRedis } from '../src/stores/redis/client.js';
+import { cacheKey, pointCached } from './helpers/cache.js';
 import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
@@ -146,6 +147,21 @@ test('a point lookup is a MISS first, then a HIT with the same bytes', async (t)
   t.is(second.headers.get('x-cache'), 'HIT');
   t.is(await second.text(), firstBody);
   t.is(second.headers.get('content-type'), 'application/json; charset=utf-8');
+});
+
+test('a point lookup of each kind is kept for the 24 hours the contract gives the point cache', async (t) => {
+  const book = await json<{ id: string; work_id: string; authors: { id: string }[] }>('/v1/isbn/9780439023481');
+  for (const path of [
+    '/v1/isbn/9780439023481',
+    `/v1/books/${book.id}`,
+    `/v1/works/${book.work_id}`,
+    `/v1/authors/${book.authors[0]!.id}`,
+  ]) {
+    t.is((await get(path)).status, 200, path);
+    t.true(await pointCached(api.world, path), path);
+    const ttl = await api.world.redis.ttl(cacheKey(api.world, path));
+    t.true(ttl > 24 * 60 * 60 - 60 && ttl <= 24 * 60 * 60, `${path}: TTL ${ttl} s`);
+  }
 });
 
 test('exactly the requests the table routes to a point lookup go through the point cache', (t) => {

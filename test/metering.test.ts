@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
 import { projectPath } from '../src/paths.js';
 import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../src/stores/postgres/pool.js';
@@ -286,6 +287,29 @@ test.serial('bookmeta usage reports calls per key, day and route, as a table or 
   t.regex(table.stdout, /day\s+kid\s+route\s+calls\s+errors/);
   t.regex(table.stdout, /2026-01-03\s+\w+\s+GET \/v1\/changes\s+1\s+0/);
   t.notRegex(table.stdout, /2026-01-02/);
+  // --until is exclusive: a call at that very moment is left out, one a millisecond before is in.
+  const until = async (moment: string) => {
+    const report = await runCli(world.env, ['usage', '--kid', kid, '--json', '--until', moment]);
+    t.is(report.code, 0, report.stderr);
+    return JSON.parse(report.stdout) as unknown;
+  };
+  t.deepEqual(await until('2026-01-03T10:00:00Z'), [{ day: '2026-01-02', kid, route: 'GET /v1/isbn/:isbn', calls: 2, errors: 1 }]);
+  t.deepEqual(await until('2026-01-02T11:00:00.001Z'), [{ day: '2026-01-02', kid, route: 'GET /v1/isbn/:isbn', calls: 2, errors: 1 }]);
+  t.deepEqual(await until('2026-01-02T11:00:00Z'), [{ day: '2026-01-02', kid, route: 'GET /v1/isbn/:isbn', calls: 1, errors: 0 }]);
+});
+
+test.serial('METERING=off: a server records no usage, and /health says metering is off', async (t) => {
+  const { kid, auth } = await newKey(world, 'unmetered');
+  const server = await startTestServer(world, loadConfig({ ...world.env, METERING: 'off' }));
+  try {
+    for (let i = 0; i < 5; i++) t.is((await fetch(`${server.url}/v1/isbn/9780306406157`, { headers: auth })).status, 404);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { metering: unknown };
+    t.deepEqual(health.metering, { enabled: false });
+  } finally {
+    await server.stop();
+  }
+  // Stopped, a server has written all the usage it held.
+  t.is(await usageCount(kid), 0);
 });
 
 test.serial('usage rows are written as given, whatever characters the route holds', async (t) => {

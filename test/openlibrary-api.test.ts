@@ -138,3 +138,62 @@ test.serial('a deleted record is never answered as live: its id is a 410, search
   };
   t.is(work.edition_count, 0);
 });
+
+test.serial(
+  'a deleted work, author and book are a 410 from their GET and as items of every batch, each item the error its GET answers',
+  async (t) => {
+    const located = async (key: string) => (await api.get(`/v1/openlibrary/${key}`)).headers.get('location')!;
+    const [book, work, author] = await Promise.all(['OL30009M', 'OL2010883W', 'OL101176A'].map(located));
+    const id = (location: string) => location.split('/').pop()!;
+    const dir = await mkdtemp(join(tmpdir(), 'bookmeta-ol-api-'));
+    try {
+      // A revision past any the sample gives these keys: the delete is the newest word on each.
+      const deletion = (path: string) => `/type/delete\t${path}\t99\t2024-01-01T00:00:00\t{"key": "${path}"}`;
+      await writeFile(
+        join(dir, 'delete.txt'),
+        [deletion('/books/OL30009M'), deletion('/works/OL2010883W'), deletion('/authors/OL101176A')].join('\n') + '\n',
+      );
+      await load(api.world, [join(dir, 'delete.txt')]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const gets: Record<string, { status: number; body: unknown }> = {};
+    for (const location of [book!, work!, author!]) {
+      const response = await api.get(location);
+      gets[location] = { status: response.status, body: await response.json() };
+      t.is(response.status, 410, location);
+      t.like(
+        gets[location]!.body,
+        {
+          error: {
+            code: 'gone',
+            message: `${location.split('/')[2]!.slice(0, -1)} ${id(location)} was deleted: its source withdrew the record, so it is no longer in the catalogue`,
+          },
+        },
+        location,
+      );
+    }
+    const batchItem = async (family: string, field: string, key: string) => {
+      const response = await api.get(`/v1/${family}/batch`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ [field]: [key] }),
+      });
+      t.is(response.status, 200, family);
+      return ((await response.json()) as { results: Record<string, unknown>[] }).results[0]!;
+    };
+    for (const [family, location] of [
+      ['books', book!],
+      ['works', work!],
+      ['authors', author!],
+    ] as const)
+      t.deepEqual(
+        await batchItem(family, 'ids', id(location)),
+        { id: id(location), status: 410, ...(gets[location]!.body as object) },
+        family,
+      );
+    const isbnItem = await batchItem('isbn', 'isbns', '9789693500066');
+    t.is(isbnItem.status, 410);
+    t.like(isbnItem, { error: { code: 'gone' } });
+  },
+);
