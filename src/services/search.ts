@@ -7,7 +7,8 @@ import { authorSummary, bookRecord } from '../domain/records.js';
 import { subjectKey } from '../domain/subjects.js';
 import { FACET_FIELDS, type FacetField } from '../stores/elasticsearch/facets.js';
 import { collapseWhitespace } from '../domain/text.js';
-import { parseInput } from '../errors.js';
+import { badRequest, parseInput } from '../errors.js';
+import { parseQuery, QuerySyntaxError, type ParsedQuery } from '../domain/querySyntax.js';
 import {
   searchAuthors as searchAuthorIndex,
   searchBooks as searchBookIndex,
@@ -63,7 +64,15 @@ const year = (name: string, description: string) =>
 /** The query of GET /v1/books/search (and the arguments of search_books). */
 export const bookSearchQuery = z
   .object({
-    q: q('What to look for: words of the title, subtitle, series or author names, and/or an ISBN.', 'hunger games'),
+    q: q(
+      'What to look for: words of the title, subtitle, series or author names, and/or an ISBN. For people who know what they want, a query syntax: ' +
+        '`title:`, `author:`, `series:`, `subject:` and `publisher:` followed directly by a word or a quoted phrase require it in that field (`author:herbert`, `title:"the long earth"`); ' +
+        '`isbn:` an ISBN; `year:1965` or `year:1960..1969` (an end may be left open: `year:..1900`) a year; `"a quoted phrase"` those words together in that order; ' +
+        '`-word` or `-"a phrase"` leaves out books that have it. Free text and operators mix: `dune author:herbert -messiah`. ' +
+        'Only a known field name directly followed by a colon and a value is an operator: `Star Wars: A New Hope` and `Re: Zero` search as text. ' +
+        'A query the syntax cannot read (a quote not closed, `year:sixties`, `isbn:42`, only words to leave out) is a 400 naming the problem.',
+      'dune author:herbert -messiah',
+    ),
     author_id: z
       .string()
       .refine((id) => kindOfId(id) === 'author', {
@@ -237,16 +246,35 @@ function splitIsbns(q: string): { text: string; isbn13s: string[] } {
   return { text: words.join(' '), isbn13s };
 }
 
+/** q read by the query syntax; a query it cannot read is a 400 saying why. */
+function readQuery(q: string): ParsedQuery {
+  try {
+    return parseQuery(q);
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) throw badRequest(error.message);
+    throw error;
+  }
+}
+
+/** The later of two lower bounds, the earlier of two upper bounds: a year range of q and year_from/year_to both apply. */
+const tighter = (a: number | null | undefined, b: number | null, pick: (x: number, y: number) => number): number | null =>
+  a === undefined || a === null ? b : b === null ? a : pick(a, b);
+
 function bookSearch(params: BookSearchParams): BookSearch {
   const query = parseInput(bookSearchQuery, params);
-  const { text, isbn13s } = splitIsbns(query.q);
+  const parsed = readQuery(query.q);
+  const { text, isbn13s } = splitIsbns(parsed.text);
   return {
     text,
     isbn13s,
+    phrases: parsed.phrases,
+    fields: parsed.fields,
+    requiredIsbn13s: parsed.isbn13s,
+    excluded: parsed.excluded,
     authorId: query.author_id ?? null,
     language: query.language ?? null,
-    yearFrom: query.year_from ?? null,
-    yearTo: query.year_to ?? null,
+    yearFrom: tighter(query.year_from, parsed.yearFrom, Math.max),
+    yearTo: tighter(query.year_to, parsed.yearTo, Math.min),
     subjectKey: query.subject === undefined ? null : subjectKey(query.subject),
     publisher: query.publisher ?? null,
     facets: query.facets ?? [],

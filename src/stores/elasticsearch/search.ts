@@ -1,4 +1,5 @@
 import type { estypes } from '@elastic/elasticsearch';
+import type { FieldTerm, TextField } from '../../domain/querySyntax.js';
 import type { Elastic } from './client.js';
 import { facetAggregations, readFacets, type FacetField, type FacetFilters, type Facets } from './facets.js';
 
@@ -32,6 +33,14 @@ export interface BookSearch {
   text: string;
   /** ISBN-13s found in the query: their editions rank first. */
   isbn13s: string[];
+  /** Phrases of the free text (also in `text`), each required as written. */
+  phrases: string[];
+  /** Field operators of the query (title:, author:...): each required. */
+  fields: FieldTerm[];
+  /** ISBN-13s of isbn: operators: the book must have each. */
+  requiredIsbn13s: string[];
+  /** Words and phrases no result may have. */
+  excluded: string[];
   authorId: string | null;
   language: string | null;
   yearFrom: number | null;
@@ -205,6 +214,53 @@ export const withPopularity = (query: estypes.QueryDslQueryContainer, weight: nu
   function_score: { query, functions: popularityFactor(weight), score_mode: 'sum', boost_mode: 'multiply' },
 });
 
+// The field each operator of the query syntax reads.
+const OPERATOR_FIELDS: Record<TextField, string> = {
+  title: 'title',
+  author: 'author_names',
+  series: 'series',
+  subject: 'subjects',
+  publisher: 'publisher',
+};
+
+/**
+ * Which books match: the free text (or an ISBN in it) when there is any, every field operator and
+ * quoted phrase, and none of the words left out. Each operator counts 1 to the match score, so a
+ * query of operators alone still ranks by popularity.
+ */
+function bookMatch(
+  search: BookSearch,
+  mode: Spelling,
+  isbnBoost: boolean,
+  filter: estypes.QueryDslQueryContainer[],
+): estypes.QueryDslQueryContainer {
+  const should: estypes.QueryDslQueryContainer[] = [];
+  if (search.text !== '') should.push(bookTextMatch(search.text, mode));
+  if (search.isbn13s.length > 0) should.push(isbnBoost ? isbnClause(search.isbn13s) : { terms: { isbn_13: search.isbn13s } });
+  const required = (query: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
+    constant_score: { filter: query, boost: 1 },
+  });
+  const must = [
+    ...search.fields.map(({ field, text, phrase }) =>
+      required(
+        phrase
+          ? { match_phrase: { [OPERATOR_FIELDS[field]]: text } }
+          : { match: { [OPERATOR_FIELDS[field]]: { query: text, operator: 'and' } } },
+      ),
+    ),
+    ...search.phrases.map((phrase) => required({ match_phrase: { all_text: phrase } })),
+    ...search.requiredIsbn13s.map((isbn) => required({ term: { isbn_13: isbn } })),
+  ];
+  return {
+    bool: {
+      ...(should.length > 0 && { should, minimum_should_match: 1 }),
+      must: should.length + must.length > 0 ? must : [{ match_all: {} }],
+      must_not: search.excluded.map((word) => ({ match_phrase: { all_text: word } })),
+      filter,
+    },
+  };
+}
+
 /** The filters of a search, each under the facet it narrows. */
 function bookFilters(search: BookSearch): FacetFilters {
   const filters: FacetFilters = {};
@@ -261,9 +317,6 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
   const read = search.everyEdition ? wanted : wanted * EDITIONS_PER_WORK;
   const window = Math.max(read, MIN_RESCORED);
   const run = async (mode: Spelling): Promise<HitPage> => {
-    const should: estypes.QueryDslQueryContainer[] = [];
-    if (search.text !== '') should.push(bookTextMatch(search.text, mode));
-    if (search.isbn13s.length > 0) should.push(isbnClause(search.isbn13s));
     const { filter, ...faceting } = filtering(search);
     const response = await elastic.search({
       index,
@@ -271,7 +324,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
       _source: false,
       docvalue_fields: ['work_id'],
       track_total_hits: TOTAL_COUNTED,
-      query: { bool: { should, minimum_should_match: 1, filter } },
+      query: bookMatch(search, mode, true, filter),
       ...faceting,
       rescore: [
         // The fit replaces the match score (an ISBN asked for keeps its lead).
@@ -362,9 +415,6 @@ async function sortedBooks(
   search: BookSearch & { sort: Exclude<BookSort, 'relevance'> },
 ): Promise<HitPage> {
   const run = async (mode: Spelling): Promise<HitPage> => {
-    const should: estypes.QueryDslQueryContainer[] = [];
-    if (search.text !== '') should.push(bookTextMatch(search.text, mode));
-    if (search.isbn13s.length > 0) should.push({ terms: { isbn_13: search.isbn13s } });
     const { filter, ...faceting } = filtering(search);
     const response = await elastic.search({
       index,
@@ -373,7 +423,7 @@ async function sortedBooks(
       _source: false,
       track_total_hits: TOTAL_COUNTED,
       track_scores: true,
-      query: { bool: { should, minimum_should_match: 1, filter } },
+      query: bookMatch(search, mode, false, filter),
       ...faceting,
       sort: sortOrder(search.sort, search.everyEdition),
       ...(search.everyEdition ? {} : { collapse: { field: 'work_id' } }),
