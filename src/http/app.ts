@@ -2,7 +2,9 @@ import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
 import { authenticate } from './middleware/authenticate.js';
+import { conditionalGets } from './middleware/conditional.js';
 import { renderErrors } from './middleware/errors.js';
+import { partialResponses } from './middleware/partialResponses.js';
 import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
@@ -62,6 +64,8 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(reconcileCrossOrigin());
   app.use(routeRequests());
   app.use(guard(services));
+  app.use(conditionalGets(services.config));
+  app.use(partialResponses(services, spendsItself));
   app.use(dispatch(services));
   return app;
 }
