@@ -2,6 +2,7 @@ import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
 import { authenticate } from './middleware/authenticate.js';
+import { browserPreflights, keyOrigins } from './middleware/browserKeys.js';
 import { conditionalGets } from './middleware/conditional.js';
 import { renderErrors } from './middleware/errors.js';
 import { partialResponses } from './middleware/partialResponses.js';
@@ -35,7 +36,11 @@ const spendsItself = ({ state: { route } }: AppContext): boolean =>
  * limited and metered before it is answered.
  */
 function guard(services: Services): Middleware {
-  const guarded = compose([authenticate(services.authenticator), rateLimit(services.rateLimiter, services.log, spendsItself)]);
+  const guarded = compose([
+    authenticate(services.authenticator),
+    keyOrigins(),
+    rateLimit(services.rateLimiter, services.log, spendsItself),
+  ]);
   return (ctx, next) => (requestAccess(ctx, ctx.state.route) === 'public' ? next() : guarded(ctx, next));
 }
 
@@ -62,6 +67,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(renderErrors(services.log));
   app.use(protocolRules());
   app.use(reconcileCrossOrigin());
+  app.use(browserPreflights(services.preflightLimiter, services.log));
   app.use(routeRequests());
   app.use(guard(services));
   app.use(conditionalGets(services.config));

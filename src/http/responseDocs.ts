@@ -27,6 +27,11 @@ export const keyedErrors: Record<string, Response> = {
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
     content: { 'application/json': { schema: errorBody } },
   },
+  '403': errorResponse(
+    'The key names the web origins whose browser pages may use it, and `Origin` is another (`code` `forbidden`). A key with origins answers their pages with CORS ' +
+      '(`Access-Control-Allow-Origin` echoing the origin, `Vary: Origin`, the rate-limit headers and `ETag` exposed); a preflight (`OPTIONS` with `Origin` and ' +
+      '`Access-Control-Request-Method`) needs no key, answers alike for every path and is limited per client address. A key without origins answers no CORS.',
+  ),
   '429': {
     description: "More than the key's budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.",
     headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...rateHeaders },

@@ -103,6 +103,10 @@ export interface RequestState {
   params: Record<string, string>;
   /** The authenticated key id, set by `authenticate`. */
   kid?: string;
+  /** The web origins whose pages may use that key (empty: server-side only), set by `authenticate`. */
+  keyOrigins?: readonly string[];
+  /** The request comes from a page of one of them (middleware/browserKeys.ts). */
+  fromKeyOrigin?: boolean;
   /**
    * The usage records of a request that carries calls of its own, one route each, set by such a
    * route (POST /mcp: a message's tool); unset, the request is one record under its template.
