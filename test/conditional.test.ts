@@ -95,9 +95,11 @@ test('a 304 from the point cache reads nothing from PostgreSQL, and is counted a
 
   const { db } = server.services;
   const query = db.query.bind(db);
-  let reads = 0;
+  const reads: string[] = [];
   db.query = ((...args: unknown[]) => {
-    reads += 1;
+    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text);
+    // The key's row is re-read once a second in the background, whatever the request (authenticator.ts).
+    if (!text.includes('api_keys')) reads.push(text);
     return (query as (...args: unknown[]) => unknown)(...args);
   }) as typeof db.query;
   t.teardown(() => {
@@ -107,7 +109,7 @@ test('a 304 from the point cache reads nothing from PostgreSQL, and is counted a
   t.is(revalidated.status, 304);
   t.is(revalidated.headers.get('x-cache'), 'HIT');
   t.is(revalidated.headers.get('ratelimit-remaining'), '3');
-  t.is(reads, 0);
+  t.deepEqual(reads, []);
 
   await server.services.meter?.flush();
   t.deepEqual(await meteredCalls(search.world.db, key.kid), [
