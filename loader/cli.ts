@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { startServer } from '../src/server.js';
-import { issueApiKey } from '../src/services/apiKeys.js';
+import { changeKeyOrigins, issueApiKey, keyOrigins } from '../src/services/apiKeys.js';
 import { listApiKeys, revokeApiKey } from '../src/stores/postgres/apiKeys.js';
 import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
 import { createPool, type Pool } from '../src/stores/postgres/pool.js';
@@ -44,6 +44,9 @@ async function withDatabase<T>(work: (db: Pool) => Promise<T>): Promise<T> {
     await db.end();
   }
 }
+
+/** A repeatable option's values, in the order given. */
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /**
  * The response cache, for commands that change records and must drop their cached answers. Without
@@ -132,23 +135,44 @@ keys
   .command('create')
   .description('issue a key; it is printed once, alone on the last line')
   .requiredOption('--name <name>', 'who or what the key is for')
-  .action(({ name }: { name: string }) =>
+  .option('--origin <origin>', 'a web origin whose pages may use the key from a browser (CORS); repeat for several', collect, [])
+  .action(({ name, origin }: { name: string; origin: string[] }) =>
     withDatabase(async (db) => {
-      const { kid, key } = await issueApiKey(db, name);
-      console.log(`created key ${kid} for "${name}"; store it now, it cannot be shown again:`);
+      const { kid, key } = await issueApiKey(db, name, origin);
+      const where = origin.length > 0 ? ` (browser pages of ${keyOrigins(origin).join(', ')})` : '';
+      console.log(`created key ${kid} for "${name}"${where}; store it now, it cannot be shown again:`);
       console.log(key);
     }),
   );
 keys
+  .command('origins')
+  .description(
+    'replace the web origins whose browser pages may use a key; none given: server-side only (running servers follow within 5 seconds)',
+  )
+  .argument('<kid>', 'the key id (the part after svc_live_)')
+  .option('--origin <origin>', 'a web origin, e.g. https://shelf.example; repeat for several', collect, [])
+  .action((kid: string, { origin }: { origin: string[] }) =>
+    withDatabase(async (db) => {
+      if (!(await changeKeyOrigins(db, kid, origin))) {
+        console.error(`no key with kid ${kid}`);
+        process.exitCode = 1;
+        return;
+      }
+      console.log(
+        origin.length > 0 ? `key ${kid} may be used by pages of ${keyOrigins(origin).join(', ')}` : `key ${kid} is server-side only`,
+      );
+    }),
+  );
+keys
   .command('list')
-  .description('show kid, name, created and revoked of every key')
+  .description('show kid, name, created, revoked and origins of every key')
   .action(() =>
     withDatabase(async (db) => {
       const rows = await listApiKeys(db);
       console.log(
         formatTable(
-          ['kid', 'name', 'created', 'revoked'],
-          rows.map((row) => [row.kid, row.name, row.createdAt.toISOString(), row.revokedAt?.toISOString() ?? '']),
+          ['kid', 'name', 'created', 'revoked', 'origins'],
+          rows.map((row) => [row.kid, row.name, row.createdAt.toISOString(), row.revokedAt?.toISOString() ?? '', row.origins.join(' ')]),
         ),
       );
     }),

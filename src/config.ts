@@ -39,6 +39,8 @@ export interface Config {
   indexShape: IndexShape;
   rateLimitMax: number;
   rateLimitWindowS: number;
+  /** CORS preflights answered per client address per rate-limit window (they carry no key). */
+  preflightRateLimitMax: number;
   /** Lifetime of the point-lookup cache (the contract says 24 hours). */
   pointCacheTtlS: number;
   /** Lifetime of the short cache used by search, match, recommend and changes. */
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexShape: { shards: Math.max(1, integer(env, 'INDEX_SHARDS', 1)), replicas: integer(env, 'INDEX_REPLICAS', 0) },
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 120),
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60),
+    preflightRateLimitMax: integer(env, 'PREFLIGHT_RATE_LIMIT_MAX', 1200),
     pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),

@@ -50,3 +50,20 @@ export async function secretMatches(secret: string, stored: string): Promise<boo
   const actual = await scrypt(secret, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
   return timingSafeEqual(actual, expected);
 }
+
+/**
+ * A web origin a key may be used from, as browsers send it in `Origin`: `https://shelf.example` or
+ * `http://localhost:5173`, scheme and host in lower case, no path. Null for anything else.
+ */
+export function webOrigin(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  // Only an origin: a path, query, fragment or credentials would never match what a browser sends.
+  if (url.username || url.password || url.search || url.hash || !['', '/'].includes(url.pathname)) return null;
+  return url.origin;
+}

@@ -2,7 +2,10 @@ import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
 import { authenticate } from './middleware/authenticate.js';
+import { browserPreflights, keyOrigins } from './middleware/browserKeys.js';
+import { conditionalGets } from './middleware/conditional.js';
 import { renderErrors } from './middleware/errors.js';
+import { partialResponses } from './middleware/partialResponses.js';
 import { protocolRules } from './middleware/protocol.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
@@ -33,7 +36,11 @@ const spendsItself = ({ state: { route } }: AppContext): boolean =>
  * limited and metered before it is answered.
  */
 function guard(services: Services): Middleware {
-  const guarded = compose([authenticate(services.authenticator), rateLimit(services.rateLimiter, services.log, spendsItself)]);
+  const guarded = compose([
+    authenticate(services.authenticator),
+    keyOrigins(),
+    rateLimit(services.rateLimiter, services.log, spendsItself),
+  ]);
   return (ctx, next) => (requestAccess(ctx, ctx.state.route) === 'public' ? next() : guarded(ctx, next));
 }
 
@@ -60,8 +67,11 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(renderErrors(services.log));
   app.use(protocolRules());
   app.use(reconcileCrossOrigin());
+  app.use(browserPreflights(services.preflightLimiter, services.log));
   app.use(routeRequests());
   app.use(guard(services));
+  app.use(conditionalGets(services.config));
+  app.use(partialResponses(services, spendsItself));
   app.use(dispatch(services));
   return app;
 }

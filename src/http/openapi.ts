@@ -1,5 +1,14 @@
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
-import { batchRefused, keyedErrors, withoutSafeIntegerBounds } from './responseDocs.js';
+import {
+  batchRefused,
+  errorResponse,
+  fieldsParameter,
+  ifNoneMatch,
+  keyedErrors,
+  notModified,
+  validatorHeaders,
+  withoutSafeIntegerBounds,
+} from './responseDocs.js';
 import type { ToolSet } from '../mcp/tools.js';
 import { openApiPath, TAGS, type Route, type Tag } from './route.js';
 
@@ -26,8 +35,41 @@ function security(route: Route): oas31.SecurityRequirementObject[] | undefined {
   return typeof route.access === 'function' ? [{}, { bearer: [] }] : undefined;
 }
 
+/** A GET answering JSON answers conditionally (middleware/conditional.ts): its 200 carries the validator headers, and a 304 is possible. */
+function conditional(route: Route, doc: Route['doc']): Route['doc'] {
+  const ok = doc.responses?.['200'];
+  if (route.method !== 'GET' || !ok || !('content' in ok) || !ok.content?.['application/json']) return doc;
+  return {
+    ...doc,
+    parameters: [...(doc.parameters ?? []), ifNoneMatch],
+    responses: {
+      ...doc.responses,
+      '200': { ...ok, headers: { ...ok.headers, ...validatorHeaders(route.reuse ?? 'revalidate', route.access !== 'public') } },
+      '304': notModified,
+    },
+  };
+}
+
+/** A route answering partial records takes `fields`, and says that an unknown one is among its 400s. */
+function partial(route: Route, doc: Route['doc']): Route['doc'] {
+  if (!route.partial) return doc;
+  const { record, what } = route.partial;
+  const refused = doc.responses?.['400'];
+  return {
+    ...doc,
+    parameters: [...(doc.parameters ?? []), fieldsParameter(record, what)],
+    responses: {
+      ...doc.responses,
+      '400': {
+        ...(refused ?? errorResponse('')),
+        description: `${refused && 'description' in refused ? `${refused.description} ` : ''}Or \`fields\` names a field a ${what} has not (the message names it).`,
+      },
+    },
+  };
+}
+
 function operation(route: Route, tools: ToolSet): ZodOpenApiOperationObject {
-  const { doc } = route;
+  const doc = conditional(route, partial(route, route.doc));
   const description = route.cost === 'mcp' ? `${doc.description} Tools: ${[...tools.byName.keys()].join(', ')}.` : doc.description;
   const mirroredBy = route.tool ? ` Over MCP: the tool \`${route.tool.name}\`.` : '';
   return {

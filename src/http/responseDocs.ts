@@ -1,5 +1,7 @@
 import type { oas31, ZodOpenApiOverride, ZodOpenApiResponseObject } from 'zod-openapi';
+import type { z } from 'zod/v4';
 import { errorBody } from '../errors.js';
+import type { Reuse } from './route.js';
 
 /** The responses and headers several routes document alike, written once. */
 
@@ -25,6 +27,11 @@ export const keyedErrors: Record<string, Response> = {
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
     content: { 'application/json': { schema: errorBody } },
   },
+  '403': errorResponse(
+    'The key names the web origins whose browser pages may use it, and `Origin` is another (`code` `forbidden`). A key with origins answers their pages with CORS ' +
+      '(`Access-Control-Allow-Origin` echoing the origin, `Vary: Origin`, the rate-limit headers and `ETag` exposed); a preflight (`OPTIONS` with `Origin` and ' +
+      '`Access-Control-Request-Method`) needs no key, answers alike for every path and is limited per client address. A key without origins answers no CORS.',
+  ),
   '429': {
     description: "More than the key's budget (default 120 requests in a sliding 60-second window); `code` is `rate_limited`.",
     headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...rateHeaders },
@@ -65,3 +72,48 @@ export const withoutSafeIntegerBounds: ZodOpenApiOverride = ({ jsonSchema }) => 
   if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
   if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
 };
+
+/** What each kind of answer's Cache-Control says (middleware/conditional.ts), in words. */
+const REUSE_WORDS: Record<Reuse, string> = {
+  point: '`private, max-age=<point-cache lifetime>` (24 hours by default): reuse it as long as the point cache keeps it.',
+  short: '`private, max-age=<short-cache lifetime>` (30 seconds by default): reuse it briefly.',
+  settled:
+    '`private, max-age=31536000, immutable` for a full page of changes (`has_more` true), which can never change; `no-store` for the page at the head of the feed.',
+  never: '`no-store`.',
+  revalidate: '`no-cache`: revalidate with `If-None-Match` before reusing it.',
+};
+
+/** The request header and answers of a conditional GET, added to every GET route answering JSON (openapi.ts). */
+export const ifNoneMatch: oas31.ParameterObject = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The `ETag` of an earlier answer: when the answer is still the same, it is a 304 without a body (counted and metered like any call).',
+  schema: { type: 'string' },
+};
+
+export const notModified: Response = {
+  description: 'Not modified: the `ETag` given in `If-None-Match` is still current. No body.',
+  headers: { ETag: { schema: { type: 'string' } } },
+};
+
+export const validatorHeaders = (reuse: Reuse, keyed: boolean): Record<string, oas31.HeaderObject> => ({
+  ETag: { description: 'A strong tag of these exact bytes; send it back as `If-None-Match`.', schema: { type: 'string' } },
+  'Cache-Control': { description: REUSE_WORDS[reuse], schema: { type: 'string' } },
+  ...(keyed ? { Vary: { description: '`Authorization`: the answer is for this key.', schema: { type: 'string' } } } : {}),
+});
+
+/** The `fields` query parameter of a route answering partial records (middleware/partialResponses.ts). */
+export const fieldsParameter = (record: z.ZodObject, what: string): oas31.ParameterObject => ({
+  name: 'fields',
+  in: 'query',
+  required: false,
+  description:
+    `Only these top-level fields of each ${what}, comma-separated; \`id\` always comes back. Any of ${Object.keys(record.shape).join(', ')}. ` +
+    'An unknown field is a 400 naming it. Absent: whole records.',
+  schema: { type: 'string' },
+  example: Object.keys(record.shape)
+    .filter((field) => ['id', 'title', 'name', 'authors', 'year', 'cover_url'].includes(field))
+    .join(','),
+});

@@ -18,6 +18,14 @@ export type Cost = 'none' | 'unit' | 'items' | 'mcp';
 export const TAGS = ['lookups', 'search and match', 'batches', 'changes', 'reconciliation', 'MCP', 'public'] as const;
 export type Tag = (typeof TAGS)[number];
 
+/**
+ * How long a client may reuse a 200 of a JSON GET (its Cache-Control, beside its ETag): a point
+ * lookup for the point cache's lifetime, a search for the short cache's, an answer that can never
+ * change for ever ('settled', a full page of changes), one that changes any moment not at all
+ * ('never'), anything else only after revalidating ('revalidate', the default).
+ */
+export type Reuse = 'point' | 'short' | 'settled' | 'never' | 'revalidate';
+
 /** What access depends on: a request's method, path and query. */
 export type RequestShape = Pick<AppContext, 'method' | 'path' | 'query'>;
 
@@ -40,6 +48,13 @@ export interface Route {
   /** 'point': an answer of the 24-hour point-lookup cache, keyed by URL path (`X-Cache`); its unit is spent beside the cache read. */
   cache: 'point' | 'none';
   tag: Tag;
+  /** Cache-Control of its 200s when the route answers JSON to GET (middleware/conditional.ts); a handler may say otherwise per answer (RequestState.reuse). */
+  reuse?: Reuse;
+  /**
+   * The records of its 200 that `fields=` may cut to some of their fields (middleware/partialResponses.ts):
+   * their schema, what one is called, and where they are in the answer (field names, `*` for each item of a list; none: the answer itself).
+   */
+  partial?: { record: z.ZodObject; what: string; at: readonly string[] };
   /** The query parameters the route reads: its handler gets them as text, its documentation their schema. */
   query?: z.ZodObject;
   doc: RouteDoc;
@@ -88,11 +103,17 @@ export interface RequestState {
   params: Record<string, string>;
   /** The authenticated key id, set by `authenticate`. */
   kid?: string;
+  /** The web origins whose pages may use that key (empty: server-side only), set by `authenticate`. */
+  keyOrigins?: readonly string[];
+  /** The request comes from a page of one of them (middleware/browserKeys.ts). */
+  fromKeyOrigin?: boolean;
   /**
    * The usage records of a request that carries calls of its own, one route each, set by such a
    * route (POST /mcp: a message's tool); unset, the request is one record under its template.
    */
   meteredRoutes?: readonly string[];
+  /** This answer's Cache-Control kind, where it is not the route's (a full page of changes is settled, the head page never). */
+  reuse?: Reuse;
 }
 
 export type AppContext = ParameterizedContext<RequestState>;

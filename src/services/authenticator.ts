@@ -4,7 +4,7 @@ import { isUnavailable } from '../errors.js';
 import { findApiKey, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
 
-export type Verdict = { ok: true; kid: string } | { ok: false; reason: 'malformed' | 'invalid' | 'revoked' };
+export type Verdict = { ok: true; kid: string; origins: readonly string[] } | { ok: false; reason: 'malformed' | 'invalid' | 'revoked' };
 
 interface KnownKey {
   row: ApiKeyRow | null;
@@ -49,7 +49,7 @@ export class Authenticator {
       entry.verifiedDigest = presented;
     }
     // Only a holder of the secret learns that the key was revoked.
-    return row.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, kid: parsed.kid };
+    return row.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, kid: parsed.kid, origins: row.origins };
   }
 
   /** The remembered entry when it needs no refresh: the common case, answered without waiting. */

@@ -34,6 +34,13 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, guards.redis),
+    preflightLimiter: new RateLimiter(
+      redis,
+      `${config.redisPrefix}preflight:`,
+      config.preflightRateLimitMax,
+      config.rateLimitWindowS,
+      guards.redis,
+    ),
     pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
     // Usage writes wait as long as they need: a write given up on might still commit, and be written twice.

@@ -33,6 +33,8 @@ export interface BulkKind {
   key: 'isbn' | 'id';
   /** The record's field in each result. */
   record: 'book' | 'work' | 'author';
+  /** The record's schema. */
+  recordSchema: typeof bookRecord | typeof workRecord | typeof authorRecord;
   /** What the answer's JSON holds, for the OpenAPI document (bulkLookup writes it). */
   answer: z.ZodType;
   /** What a key names, whatever its spelling: keys with one identity are one item of the budget. */
@@ -66,6 +68,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'isbn',
     record: 'book',
     answer: answerOf('isbn', 'book', bookRecord, 'IsbnBatchResult'),
+    recordSchema: bookRecord,
     // An ISBN-10 and its ISBN-13, hyphenated or not, are one ISBN; an invalid one is only itself.
     identity: (isbn) => parseIsbn(isbn)?.isbn13 ?? isbn,
   },
@@ -76,6 +79,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'book',
     answer: answerOf('id', 'book', bookRecord, 'BookBatchResult'),
+    recordSchema: bookRecord,
     identity: asGiven,
   },
   {
@@ -85,6 +89,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'work',
     answer: answerOf('id', 'work', workRecord, 'WorkBatchResult'),
+    recordSchema: workRecord,
     identity: asGiven,
   },
   {
@@ -94,6 +99,7 @@ export const BULK_KINDS: readonly BulkKind[] = [
     key: 'id',
     record: 'author',
     answer: answerOf('id', 'author', authorRecord, 'AuthorBatchResult'),
+    recordSchema: authorRecord,
     identity: asGiven,
   },
 ];

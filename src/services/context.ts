@@ -27,6 +27,8 @@ export interface Services {
   indices: IndexAliases;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** CORS preflights per client address (middleware/browserKeys.ts). */
+  preflightLimiter: RateLimiter;
   pointCache: PointCache;
   shortCache: ShortCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */

@@ -31,6 +31,8 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    /** Answers counted by status code. */
+    statusCodeStats: Record<string, { count: number } | undefined>;
     duration: number;
   }
   function autocannon(options: Options): Promise<Result>;

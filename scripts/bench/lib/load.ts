@@ -23,6 +23,8 @@ export interface LoadOptions {
   durationS?: number;
   /** Cap on requests per second over all connections; default: as fast as the server answers. */
   rate?: number;
+  /** A status other than 2xx that is the expected answer, not a failure (304 to a revalidation). */
+  expectStatus?: number;
 }
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
@@ -47,7 +49,11 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    failures: result.errors + result.timeouts + result.non2xx,
+    failures:
+      result.errors +
+      result.timeouts +
+      result.non2xx -
+      (options.expectStatus ? (result.statusCodeStats[String(options.expectStatus)]?.count ?? 0) : 0),
   };
 }
 

@@ -25,5 +25,6 @@ export const authenticate =
     const verdict = await authenticator.verify(header.slice('Bearer '.length));
     if (!verdict.ok) throw unauthorized(MESSAGES[verdict.reason]);
     ctx.state.kid = verdict.kid;
+    ctx.state.keyOrigins = verdict.origins;
     await next();
   };

@@ -81,6 +81,7 @@ function bulkRoute(kind: BulkKind): Route {
     cost: 'items',
     cache: 'none',
     tag: 'batches',
+    partial: { record: kind.recordSchema, what: record, at: ['results', '*', record] },
     tool: example.tool,
     doc: {
       summary: `Look up ${example.what} at once`,

@@ -11,6 +11,7 @@ export const changeRoutes: readonly Route[] = [
     access: 'key',
     cost: 'unit',
     cache: 'none',
+    reuse: 'settled',
     tag: 'changes',
     query: changesQuery,
     tool: {
@@ -30,7 +31,7 @@ export const changeRoutes: readonly Route[] = [
       description:
         'Every insert, update, delete and merge of a book, work or author, in sequence order, which is commit order: a consumer that ' +
         'keeps passing `next` back as `since` sees every change exactly once. Start with `since=0`. A merge names the survivor. ' +
-        'Full pages never change and are cached briefly; the page at the head of the feed is always fresh.',
+        'Full pages never change: cached briefly here, and `Cache-Control: immutable` for clients; the page at the head of the feed is always fresh (`no-store`).',
       responses: {
         '200': { description: 'A page of changes.', headers: rateHeaders, content: { 'application/json': { schema: changePage } } },
         '400': errorResponse(
@@ -39,7 +40,10 @@ export const changeRoutes: readonly Route[] = [
       },
     },
     async handle(ctx, { db, shortCache }) {
-      sendJson(ctx, await changesSince(db, shortCache, queryParam(ctx, 'since'), queryParam(ctx, 'limit')));
+      const page = await changesSince(db, shortCache, queryParam(ctx, 'since'), queryParam(ctx, 'limit'));
+      // A full page can never change; the head page changes with the next commit.
+      if (!page.has_more) ctx.state.reuse = 'never';
+      sendJson(ctx, page);
     },
   },
 ];

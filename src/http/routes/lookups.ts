@@ -88,6 +88,8 @@ function pointRoute(
     access: 'key',
     cost: 'unit',
     cache: 'point',
+    reuse: 'point',
+    partial: { record: doc.schema, what: family === 'isbn' ? 'book' : family.slice(0, -1), at: [] },
     tag: 'lookups',
     tool,
     doc: {

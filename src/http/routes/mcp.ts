@@ -111,7 +111,8 @@ export function mcpRoutes(tools: ToolSet): Route[] {
       async handle(ctx, services) {
         const { rateLimiter, log } = services;
         const origin = ctx.get('Origin') || undefined;
-        if (!originAllowed(origin, services.config.mcpAllowedOrigins))
+        // A page of an origin its key names is no rebinding: the key's owner let that origin in.
+        if (!ctx.state.fromKeyOrigin && !originAllowed(origin, services.config.mcpAllowedOrigins))
           throw new ApiError(
             403,
             'forbidden',

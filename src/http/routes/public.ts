@@ -15,6 +15,7 @@ export function publicRoutes(document: () => object): Route[] {
       access: 'public',
       cost: 'none',
       cache: 'none',
+      reuse: 'never',
       tag: 'public',
       doc: {
         summary: 'Health of the service and each dependency',

@@ -1,4 +1,5 @@
 import { MATCH_THRESHOLD, TITLE_ALONE, TITLE_ALONE_POWER } from '../../domain/matching.js';
+import { authorSummary, bookRecord } from '../../domain/records.js';
 import { matchBook, matchRequest, matchResult } from '../../services/match.js';
 import type { QueryText } from '../../services/queryParams.js';
 import { isMerged } from '../../services/lookups.js';
@@ -37,8 +38,10 @@ export const searchRoutes: readonly Route[] = [
     access: 'key',
     cost: 'unit',
     cache: 'none',
+    reuse: 'short',
     tag: 'search and match',
     query: bookSearchQuery,
+    partial: { record: bookRecord, what: 'book', at: ['results', '*', 'book'] },
     tool: {
       name: 'search_books',
       title: 'Search books',
@@ -85,8 +88,10 @@ export const searchRoutes: readonly Route[] = [
     access: 'key',
     cost: 'unit',
     cache: 'none',
+    reuse: 'short',
     tag: 'search and match',
     query: authorSearchQuery,
+    partial: { record: authorSummary, what: 'author', at: ['results', '*', 'author'] },
     tool: {
       name: 'search_authors',
       title: 'Search authors',
@@ -184,6 +189,7 @@ export const searchRoutes: readonly Route[] = [
     access: 'key',
     cost: 'unit',
     cache: 'none',
+    reuse: 'short',
     tag: 'search and match',
     query: recommendQuery,
     tool: {

@@ -6,6 +6,8 @@ export interface ApiKeyRow {
   secretHash: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** The web origins whose pages may use the key; empty: server-side only. */
+  origins: string[];
 }
 
 interface Row {
@@ -14,6 +16,7 @@ interface Row {
   secret_hash: string;
   created_at: Date;
   revoked_at: Date | null;
+  origins: string[];
 }
 
 const toApiKey = (row: Row): ApiKeyRow => ({
@@ -22,10 +25,23 @@ const toApiKey = (row: Row): ApiKeyRow => ({
   secretHash: row.secret_hash,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
+  origins: row.origins,
 });
 
-export async function insertApiKey(db: Queryable, kid: string, name: string, secretHash: string): Promise<void> {
-  await db.query('insert into api_keys (kid, name, secret_hash) values ($1, $2, $3)', [kid, name, secretHash]);
+export async function insertApiKey(
+  db: Queryable,
+  kid: string,
+  name: string,
+  secretHash: string,
+  origins: readonly string[] = [],
+): Promise<void> {
+  await db.query('insert into api_keys (kid, name, secret_hash, origins) values ($1, $2, $3, $4)', [kid, name, secretHash, origins]);
+}
+
+/** Sets the origins of a key (none: server-side only); returns false when no such key exists. */
+export async function setApiKeyOrigins(db: Queryable, kid: string, origins: readonly string[]): Promise<boolean> {
+  const { rowCount } = await db.query('update api_keys set origins = $2 where kid = $1', [kid, origins]);
+  return rowCount === 1;
 }
 
 export async function findApiKey(db: Queryable, kid: string): Promise<ApiKeyRow | null> {
