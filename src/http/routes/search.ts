@@ -5,6 +5,7 @@ import type { QueryText } from '../../services/queryParams.js';
 import { isMerged } from '../../services/lookups.js';
 import { recommendations, recommendFor, recommendQuery } from '../../services/recommend.js';
 import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
+import { SUGGEST_DEBOUNCE_MS, suggestBooks, suggestions, suggestQuery } from '../../services/suggest.js';
 import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
 import type { AppContext, Route } from '../route.js';
@@ -118,6 +119,42 @@ export const searchRoutes: readonly Route[] = [
     },
     async handle(ctx, services) {
       sendJson(ctx, await searchAuthors(services, queryParams(ctx, authorSearchQuery)));
+    },
+  },
+  {
+    name: 'suggest',
+    method: 'GET',
+    path: '/v1/suggest',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'search and match',
+    query: suggestQuery,
+    tool: {
+      name: 'suggest_books',
+      title: 'Suggest as typed',
+      description:
+        'Type-ahead: works, authors and series whose names start as typed (earlier words whole, the last as the start of a word, one typo from the fourth letter of a word), ' +
+        'best fit first, then most read. One result per work. Use search_books for a full result list.',
+    },
+    answer: async (services, _requestId, { query }) => json(await suggestBooks(services, query)),
+    doc: {
+      summary: 'Suggest works, authors and series as a reader types',
+      description:
+        'Made for a search box. At most `limit` (default 5, at most 10) works, authors and series, mixed, best first: a name that is the typed text ' +
+        '(once case, diacritics, punctuation and a leading article are set aside: `hobbit` suggests The Hobbit), then a name that starts with it, then a name holding its words; ' +
+        "among equals the most read (a work's readers, an author's readers over all their books). Earlier words match whole, the last as the start of a word, from the first letter; " +
+        'a word of four letters or more may hold one typo. One result per work, never two editions of it. ' +
+        "Every call is one unit of the key's rate limit, like any `/v1` call: a search box should ask " +
+        `once typing pauses for ${SUGGEST_DEBOUNCE_MS} ms (a debounce), not on every keystroke, and cancel a request still in flight when a newer one starts. ` +
+        'Read from the search index alone (a book changed in the last second may show as it was); kept briefly in the short-lived cache.',
+      responses: {
+        '200': { description: 'Suggestions.', headers: rateHeaders, content: { 'application/json': { schema: suggestions } } },
+        '400': errorResponse('`q` missing (`q is required`) or longer than 100 characters, or `limit` out of range.'),
+      },
+    },
+    async handle(ctx, services) {
+      sendJson(ctx, await suggestBooks(services, queryParams(ctx, suggestQuery)));
     },
   },
   {

@@ -1,0 +1,85 @@
+import test from 'ava';
+import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { assertBadRequest } from './helpers/assertions.js';
+
+let search: SearchWorld;
+
+test.before(async () => {
+  search = await openSearchWorld();
+});
+test.after.always(async () => {
+  await search?.close();
+});
+
+interface Suggestion {
+  type: 'work' | 'author' | 'series';
+  text: string;
+  id?: string;
+  title?: string;
+  name?: string;
+  author?: { id: string; name: string } | null;
+  year?: number | null;
+  work_count?: number;
+  volumes?: number;
+}
+
+const suggest = async (q: string, more = ''): Promise<Suggestion[]> => {
+  const response = await search.get(`/v1/suggest?q=${encodeURIComponent(q)}${more}`);
+  if (response.status !== 200) throw new Error(`${q}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { results: Suggestion[] }).results;
+};
+const labels = (results: Suggestion[]) => results.map((found) => found.title ?? found.name);
+
+test('a work is suggested from its whole title, from its first letters, without its article, diacritics or case', async (t) => {
+  for (const q of ['The Hunger Games', 'the hunger ga', 'hunger games', 'HUNGER GAMES', 'hünger gam']) {
+    const results = await suggest(q);
+    t.is(results[0]?.type, 'work', q);
+    t.is(results[0]?.title, 'The Hunger Games', q);
+  }
+  const [first] = await suggest('catching fi');
+  t.like(first, { type: 'work', title: 'Catching Fire', author: { name: 'Suzanne Collins' } });
+  t.regex(first!.id!, /^wk_/);
+  t.is(typeof first!.year, 'number');
+  t.is(first!.text, 'Catching Fire (Suzanne Collins)');
+});
+
+test('one typo is tolerated from the fourth letter of a word, and a single letter suggests', async (t) => {
+  t.true(labels(await suggest('mockingjya')).includes('Mockingjay'));
+  t.true(labels(await suggest('catchin fire')).includes('Catching Fire'));
+  const one = await suggest('m');
+  t.true(one.length > 0);
+  t.true(one.some((found) => /^m/i.test(found.title ?? found.name ?? '')));
+});
+
+test('authors are suggested from the first letters of their surname, with their work count', async (t) => {
+  const results = await suggest('rowli');
+  const rowling = results.find((found) => found.type === 'author');
+  t.like(rowling, { type: 'author', name: 'J.K. Rowling' });
+  t.regex(rowling!.id!, /^au_/);
+  t.true(rowling!.work_count! > 0);
+  t.true(results.indexOf(rowling!) < 5);
+});
+
+test('a series is suggested with its first author and number of volumes', async (t) => {
+  const series = (await suggest('hunger gam', '&limit=10')).find((found) => found.type === 'series');
+  t.like(series, { type: 'series', name: 'The Hunger Games', author: { name: 'Suzanne Collins' } });
+  t.true(series!.volumes! >= 3);
+});
+
+test('one suggestion per work, at most limit, default 5', async (t) => {
+  const results = await suggest('harry potter', '&limit=10');
+  const works = results.filter((found) => found.type === 'work').map((found) => found.id);
+  t.is(new Set(works).size, works.length);
+  t.true(results.length <= 10 && results.length > 5);
+  t.is((await suggest('harry potter')).length, 5);
+});
+
+test('suggest without q, or with a limit out of range, is a 400 naming it', async (t) => {
+  for (const [path, message] of [
+    ['/v1/suggest', 'q is required'],
+    ['/v1/suggest?q=a&limit=11', 'limit must be an integer from 1 to 10'],
+    [`/v1/suggest?q=${'a'.repeat(101)}`, 'q must be at most 100 characters'],
+  ]) {
+    await assertBadRequest(t, await search.get(path!), message!, path!);
+  }
+});
