@@ -36,6 +36,12 @@ test('each tool answers byte for byte what the HTTP API answers for the same req
       { q: 'the', limit: 5, offset: 2, author_id: author, language: 'eng', year_from: 2000, year_to: 2015, editions: 'all' },
       `/v1/books/search?q=the&limit=5&offset=2&author_id=${author}&language=eng&year_from=2000&year_to=2015&editions=all`,
     ],
+    [
+      'search_books',
+      { q: 'potter author:rowling', sort: 'rating', facets: 'language,decade', facet_limit: 3 },
+      '/v1/books/search?q=potter%20author%3Arowling&sort=rating&facets=language%2Cdecade&facet_limit=3',
+    ],
+    ['suggest_books', { q: 'hunger ga', limit: 3 }, '/v1/suggest?q=hunger%20ga&limit=3'],
     ['search_authors', { q: 'rowling' }, '/v1/authors/search?q=rowling'],
     ['search_authors', { q: 'collins', limit: 2, offset: 1 }, '/v1/authors/search?q=collins&limit=2&offset=1'],
     [
@@ -76,6 +82,7 @@ test('every tool has a title and an object outputSchema, and answers its JSON as
     get_author: { id: book.authors[0]!.id },
     search_books: { q: 'hunger games', limit: 3 },
     search_authors: { q: 'collins' },
+    suggest_books: { q: 'coll' },
     match_book: { title: 'The Hunger Games', author: 'Suzanne Collins' },
     match_books: { records: [{ title: 'The Hunger Games' }, {}] },
     recommend_books: { id: book.id, limit: 3 },
@@ -145,6 +152,7 @@ test('every tool refuses an argument its schema does not name with invalid param
     get_author: { id: book.authors[0]!.id },
     search_books: { q: 'hunger' },
     search_authors: { q: 'collins' },
+    suggest_books: { q: 'coll' },
     match_book: { title: 'The Hunger Games' },
     match_books: { records: [{ title: 'The Hunger Games' }] },
     recommend_books: { id: book.id },

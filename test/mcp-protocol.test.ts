@@ -51,6 +51,7 @@ test('tools/list offers one tool per capability, each described for a model and 
       'recommend_books',
       'search_authors',
       'search_books',
+      'suggest_books',
     ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
@@ -168,7 +169,7 @@ test('a tools/call answers the same alone and inside a JSON-RPC batch, where the
   const responses = (await batch.json()) as { id: number; result: { tools?: unknown[] } }[];
   t.is(responses.length, 2);
   t.is(JSON.stringify(responses.find((response) => response.id === 7)), await alone.text());
-  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 11);
+  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 12);
 });
 
 const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });
