@@ -6,7 +6,7 @@ import { reindex } from '../loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, type TestWorld } from './helpers/env.js';
+import { createWorld, newKey, PRODUCTION_STORE_WAIT, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
 import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
@@ -15,7 +15,7 @@ import { meteredCount } from './helpers/usage.js';
 /**
  * Each store taken away for real, with a server in this process: its own redis-server (stopped and
  * paused), its own PostgreSQL cluster (stopped), and a proxy in front of the shared Elasticsearch
- * (closed and stalled). For each: what keeps working, what answers 503 within a second, and that
+ * (closed and stalled). For each: what keeps working, what answers 503 within its bounded wait, and that
  * it recovers without a restart.
  */
 
@@ -91,7 +91,7 @@ test.before(async () => {
     TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200'),
   ]);
   world = await createWorld({
-    STORE_WAIT_MS: '500',
+    ...PRODUCTION_STORE_WAIT,
     DATABASE_URL: postgres.url('bookmeta_faults'),
     REDIS_URL: redis.url,
     ELASTICSEARCH_URL: elastic.url,
@@ -111,13 +111,20 @@ test.after.always(async () => {
   await Promise.all([redis?.stop(), postgres?.destroy(), elastic?.close()]);
 });
 
-/** A 503 in the contract's shape naming the store, with Retry-After, answered within a second. */
+/**
+ * What a loaded 2-core machine (four test files at once) may add to a bounded wait before the server
+ * logs its answer: a bound is the wait plus this, so it tells a bounded wait from a hang or from one
+ * wait per call, whatever else the machine runs.
+ */
+const LOAD_MARGIN_MS = 1_000;
+
+/** A 503 in the contract's shape naming the store, with Retry-After, answered within the store wait (and the margin). */
 function assertUnavailable(t: ExecutionContext, answer: Answer, store: string, what: string): void {
   t.is(answer.status, 503, `${what}: ${JSON.stringify(answer.body)}`);
   t.is(answer.body.error?.code, 'unavailable', what);
   t.regex(answer.body.error?.message ?? '', new RegExp(`^${store} is unavailable`), what);
   t.true(Number(answer.headers.get('Retry-After')) >= 1, what);
-  t.true(answer.ms < 1_000, `${what} took ${answer.ms} ms`);
+  t.true(answer.ms < world.config.storeWaitMs + LOAD_MARGIN_MS, `${what} took ${answer.ms} ms`);
 }
 
 /** The store's lines since `from`, and every warning or error: an outage must be said once, not per request. */
@@ -228,7 +235,7 @@ test.serial(
       const single = await slow.call('/v1/match', { method: 'POST', body: JSON.stringify({ title: nextQuery() }) });
       t.is(single.status, 503, JSON.stringify(single.body));
       t.is(single.body.error?.code, 'unavailable');
-      t.true(single.ms < 2_000, `${single.ms} ms`);
+      t.true(single.ms < 1_000 + LOAD_MARGIN_MS, `${single.ms} ms`);
 
       // Past even a batch's wait (1.9 s for 10): each batch is a 503 of its own, and batches running out in a row do not count the store away.
       // Other records: the first batch's answers are in the short cache.
@@ -237,11 +244,12 @@ test.serial(
         isbn: book.isbn_13,
       }));
       await elastic.open();
-      elastic.delay(2_500);
+      // Later than the batch's wait and the margin: an answer within the bound did not wait for Elasticsearch.
+      elastic.delay(1_900 + LOAD_MARGIN_MS + 600);
       for (let i = 0; i < 3; i++) {
         const late = await slow.call('/v1/match/batch', { method: 'POST', body: JSON.stringify({ records: others }) });
         t.is(late.status, 503, JSON.stringify(late.body));
-        t.true(late.ms < 2_500, `${late.ms} ms`);
+        t.true(late.ms < 1_900 + LOAD_MARGIN_MS, `${late.ms} ms`);
       }
     } finally {
       await elastic.open();
@@ -259,9 +267,10 @@ test.serial(
 test.serial(
   'Elasticsearch slow: a search or match that asks it twice waits one budget for all its calls, not one wait per call',
   async (t) => {
-    // Each answer 800 ms late against a wait of 1 s: one call fits, two do not (1.6 s and more, one wait each).
-    const slow = await startApi({ storeWaitMs: 1_000 });
-    elastic.delay(800);
+    // Each answer 1.8 s late against a wait of 2 s: one call fits, two do not (3.6 s and more, one wait
+    // each), which the bound of the wait and the margin tells apart.
+    const slow = await startApi({ storeWaitMs: 2_000 });
+    elastic.delay(1_800);
     try {
       // Words no book has: the round as typed finds nothing, so a second round tolerates typos.
       const answers: [string, Answer][] = [
@@ -271,7 +280,7 @@ test.serial(
       ];
       for (const [what, answer] of answers) {
         t.true(answer.status === 200 || answer.body.error?.code === 'unavailable', `${what}: ${JSON.stringify(answer.body)}`);
-        t.true(answer.ms < 1_000 + 400, `${what} took ${answer.ms} ms, past its 1 s wait`);
+        t.true(answer.ms < 2_000 + LOAD_MARGIN_MS, `${what} took ${answer.ms} ms, past its 2 s wait`);
       }
     } finally {
       await elastic.open();
@@ -290,7 +299,7 @@ test.serial(
 );
 
 test.serial(
-  'Redis paused (SIGSTOP): every request answers within a second, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT',
+  'Redis paused (SIGSTOP): every request answers within its bounded wait, lookups from PostgreSQL, /health a 503; the cache serves again on SIGCONT',
   async (t) => {
     const path = `/v1/isbn/${books[4]!.isbn_13}`;
     await api.call(path);
@@ -302,16 +311,16 @@ test.serial(
         const answer = await api.call(i % 2 === 0 ? path : `/v1/books/${books[5 + i]!.id}`);
         t.is(answer.status, 200);
         t.is(answer.headers.get('X-Cache'), 'MISS');
-        t.true(answer.ms < 1_000, `${Math.round(answer.ms)} ms`);
+        t.true(answer.ms < world.config.storeWaitMs + LOAD_MARGIN_MS, `${Math.round(answer.ms)} ms`);
       }
       const searched = await api.call(`/v1/books/search?q=${nextQuery()}`);
       t.is(searched.status, 200, 'search without its short cache');
-      t.true(searched.ms < 1_000);
-      // Its ping never answers: /health still says so within a second.
+      t.true(searched.ms < world.config.storeWaitMs + LOAD_MARGIN_MS, `${searched.ms} ms`);
+      // Its ping never answers: /health still says so within its bounded wait.
       const health = await api.call('/health');
       t.is(health.status, 503);
       t.is((health.body.checks as Record<string, { status: string }>).redis?.status, 'down');
-      t.true(health.ms < 1_000, `/health took ${health.ms} ms`);
+      t.true(health.ms < world.config.storeWaitMs + LOAD_MARGIN_MS, `/health took ${health.ms} ms`);
     } finally {
       redis.resume();
     }
@@ -347,7 +356,7 @@ test.serial(
       const over = await limited.call(isbn(3));
       t.is(over.status, 429);
       t.true(Number(over.headers.get('Retry-After')) >= 1);
-      t.true(over.ms < 1_000);
+      t.true(over.ms < world.config.storeWaitMs + LOAD_MARGIN_MS, `${over.ms} ms`);
 
       await redis.start();
       // Redis has its own count, which did not see the calls counted in memory: a fresh budget.

@@ -8,7 +8,7 @@ import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import type { RunningServer } from '../src/server.js';
 import { csvFile } from './helpers/catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { createWorld, newKey, PRODUCTION_STORE_WAIT, startTestServer, type TestWorld } from './helpers/env.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 
 /**
@@ -33,7 +33,7 @@ async function lastAnalyzed(): Promise<Map<string, Date | null>> {
 
 test.before(async () => {
   // The default wait of a deployment, not the test worlds' generous one: a slow plan must show.
-  world = await createWorld({ STORE_WAIT_MS: '500' });
+  world = await createWorld(PRODUCTION_STORE_WAIT);
   deps = loaderDeps(world);
   const { rows } = await world.db.query<{ tablename: string }>("select tablename from pg_tables where schemaname = 'public'");
   for (const { tablename } of rows) await world.db.query(`alter table "${tablename}" set (autovacuum_enabled = false)`);

@@ -2,10 +2,10 @@ import test from 'ava';
 import { matchRoute } from '../src/http/routeTable.js';
 import { connectRedis } from '../src/stores/redis/client.js';
 import { cacheKey, pointCached } from './helpers/cache.js';
-import { useApi } from './helpers/env.js';
+import { PRODUCTION_STORE_WAIT, useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
-const api = useApi(test, { prepare: loadSampleCatalogue });
+const api = useApi(test, { env: PRODUCTION_STORE_WAIT, prepare: loadSampleCatalogue });
 const get = (path: string) => api.get(path);
 const json = async <T = Record<string, unknown>>(path: string): Promise<T> => (await (await get(path)).json()) as T;
 
@@ -142,7 +142,7 @@ test('a point lookup is a MISS first, then a HIT with the same bytes', async (t)
   const first = await get('/v1/isbn/0-385-72179-X');
   t.is(first.headers.get('x-cache'), 'MISS');
   const firstBody = await first.text();
-  await new Promise((resolve) => setTimeout(resolve, 50)); // the cache write is not awaited by the request
+  t.true(await pointCached(api.world, '/v1/isbn/0-385-72179-X'));
   const second = await get('/v1/isbn/0-385-72179-X');
   t.is(second.headers.get('x-cache'), 'HIT');
   t.is(await second.text(), firstBody);
@@ -189,7 +189,7 @@ test('exactly the requests the table routes to a point lookup go through the poi
 
 test('the cache key is the URL: another spelling of the same ISBN is its own entry', async (t) => {
   t.is((await get('/v1/isbn/0671027387')).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.true(await pointCached(api.world, '/v1/isbn/0671027387'));
   t.is((await get('/v1/isbn/0671027387')).headers.get('x-cache'), 'HIT');
   t.is((await get('/v1/isbn/0-671-02738-7')).headers.get('x-cache'), 'MISS');
 });
@@ -206,8 +206,10 @@ test('a re-import that changes a book drops its cached answers at once, in every
   const spellings = ['/v1/isbn/9780439554930', '/v1/isbn/0439554934'];
   const book = await json<{ id: string; work_id: string; average_rating: number }>(spellings[0]!);
   const urls = [...spellings, `/v1/books/${book.id}`, `/v1/works/${book.work_id}`];
-  for (const url of urls) await get(url);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const url of urls) {
+    await get(url);
+    t.true(await pointCached(api.world, url), url);
+  }
   for (const url of urls) t.is((await get(url)).headers.get('x-cache'), 'HIT', url);
 
   const path = await csvFile([

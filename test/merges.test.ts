@@ -1,4 +1,5 @@
 import test from 'ava';
+import { pointCached } from './helpers/cache.js';
 import { useApi } from './helpers/env.js';
 import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
 import { runCli } from './helpers/processes.js';
@@ -145,8 +146,10 @@ test.serial('merging authors moves their books and spellings and redirects the o
 
 test.serial('a merge drops the cached answers of both ids at once', async (t) => {
   const [from, into] = await books(2);
-  for (const id of [from!.id, into!.id]) await get(`/v1/books/${id}`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const id of [from!.id, into!.id]) {
+    await get(`/v1/books/${id}`);
+    t.true(await pointCached(api.world, `/v1/books/${id}`));
+  }
   for (const id of [from!.id, into!.id]) t.is((await get(`/v1/books/${id}`)).headers.get('x-cache'), 'HIT');
   t.is((await merge('book', from!.id, into!.id)).code, 0);
   const old = await get(`/v1/books/${from!.id}`);

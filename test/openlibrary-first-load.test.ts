@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { bookDocuments } from '../loader/stores/elasticsearch/documents.js';
@@ -13,7 +14,8 @@ import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
 import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
-import { catalogueFingerprint } from './helpers/openlibrary.js';
+import { catalogueFingerprint, feedAsClientsRead, lastChange } from './helpers/openlibrary.js';
+import { eventually } from './helpers/eventually.js';
 import { runCli } from './helpers/processes.js';
 
 const SAMPLE = [
@@ -45,12 +47,18 @@ async function sameCatalogue(
   try {
     await prepare?.(byRecord);
     await prepare?.(bySet);
+    const [recordSince, setSince] = [await lastChange(byRecord.db), await lastChange(bySet.db)];
     await load(byRecord, paths, 'record-by-record');
     const reports = await load(bySet, paths, 'set-based', stageWorkers);
     t.true(reports.every((report) => report.imported > 0));
     const record = await catalogueFingerprint(byRecord.db);
     const set = await catalogueFingerprint(bySet.db);
     for (const table of Object.keys(record)) if (table !== 'bookUpdates') t.deepEqual(set[table], record[table], table);
+    // The feeds as a client reads them: each entity's changes in the same order, every merge after its survivor.
+    const [recordFeed, setFeed] = [await feedAsClientsRead(byRecord, recordSince), await feedAsClientsRead(bySet, setSince)];
+    t.deepEqual(setFeed.byEntity, recordFeed.byEntity, 'the change feeds');
+    t.deepEqual(setFeed.survivorsUnseen, [], 'merges into a survivor the set-based feed had not named');
+    t.deepEqual(recordFeed.survivorsUnseen, [], 'merges into a survivor the record path feed had not named');
     return { record, set };
   } finally {
     await byRecord.destroy();
@@ -184,11 +192,22 @@ test('a set-based import over a catalogue that holds Open Library records re-imp
   }
 });
 
-// The lock every writer of the change feed takes (src/stores/postgres/changes.ts): a first load takes it
-// after writing the catalogue's tables, just before its last steps and commit.
-const CHANGE_APPEND_LOCK = 7_340_002;
+// What a first load says as it ends each step (loader/import/openlibrary/firstLoad.ts), in order. A kill
+// right after one lands in the step after it: after "catalogue tables", in the change feed's append;
+// after "work popularity", in the commit.
+const FIRST_LOAD_STEPS = [
+  'staging',
+  'newest revision of each key',
+  'repeated ISBNs',
+  'redirects and placeholders',
+  'catalogue tables',
+  'change feed',
+  'statistics',
+  'record path',
+  'work popularity',
+];
 
-test('kill -9 at any moment of a first load leaves the catalogue as it was, the API answering from it meanwhile, and a rerun loads it', async (t) => {
+test('kill -9 at any moment of a first load leaves the catalogue as it was or wholly loaded, the API answering from it meanwhile, and a rerun loads it', async (t) => {
   const { files } = await generateOpenLibrary({ editions: 1000, seed: 5 }, join(scratch, 'killed'));
   const order = [files.authors, files.works, files.editions];
   const args = ['import', 'openlibrary', '--method', 'set-based', ...order];
@@ -198,51 +217,62 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was, the 
   try {
     for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
     await load(clean, order, 'set-based');
+    const loaded = await catalogueFingerprint(clean.db);
     const before = await catalogueFingerprint(killed.db);
     const { auth } = await newKey(killed);
-    const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 3');
-    // Held by the test while it kills: no load can pass its change feed step, so none can commit.
-    const holder = await killed.db.connect();
-    try {
-      await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
-      // Killed after reporting: staging a file, choosing the newest records, the catalogue's tables written.
-      for (const [index, phase] of ['first load: staging', 'first load: newest revision', 'first load: catalogue tables'].entries()) {
-        const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], {
-          env: killed.env,
-          cwd: projectPath(),
-          stdio: ['ignore', 'ignore', 'pipe'],
+    const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 4');
+    // Its sessions are named, so the test can wait until PostgreSQL has ended the killed load's work.
+    const name = `killed-first-load-${killed.name}`;
+    const endings: string[] = [];
+    // The change feed's append and the commit every run, two other steps chosen at random: over runs, every step.
+    const others = FIRST_LOAD_STEPS.filter((step) => step !== 'catalogue tables' && step !== 'work popularity');
+    const chosen = new Set(['catalogue tables', 'work popularity']);
+    while (chosen.size < 4) chosen.add(others[Math.floor(Math.random() * others.length)]!);
+    const steps = FIRST_LOAD_STEPS.filter((step) => chosen.has(step));
+    for (const [index, step] of steps.entries()) {
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], {
+        env: { ...killed.env, PGAPPNAME: name },
+        cwd: projectPath(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      const said: string[] = [];
+      // Bounded, so a load that never reaches the step fails with what it said instead of hanging the run.
+      const reported = await new Promise<boolean>((resolve) => {
+        createInterface({ input: child.stderr! }).on('line', (line) => {
+          said.push(line);
+          if (line.startsWith(`openlibrary first load: ${step}`)) resolve(true);
         });
-        const exited = new Promise((resolve) => child.on('exit', resolve));
-        const said: string[] = [];
-        // Bounded, so a load that never reaches the phase fails with what it said instead of hanging the run.
-        const reported = await new Promise<boolean>((resolve) => {
-          createInterface({ input: child.stderr! }).on('line', (line) => {
-            said.push(line);
-            if (line.includes(phase)) resolve(true);
-          });
-          void exited.then(() => resolve(false));
-          setTimeout(() => resolve(false), 60_000).unref();
-        });
-        t.true(reported, `${phase} not reported; the load said:\n${said.join('\n')}`);
-        // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
-        const answer = await fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
-        t.is(answer.status, 200, `${phase}: the API answers during the load`);
-        child.kill('SIGKILL');
-        await exited;
-        // A backend waiting for a lock does not notice that its client is gone: the killed load's may
-        // still wait for this one, holding its own locks (which the next load would wait for). Let it
-        // have the lock: it finds its client gone and rolls back before the lock comes back here.
-        await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
-        await holder.query('select pg_advisory_lock($1)', [CHANGE_APPEND_LOCK]);
-        t.deepEqual(await catalogueFingerprint(killed.db), before, phase);
-      }
-    } finally {
-      await holder.query('select pg_advisory_unlock($1)', [CHANGE_APPEND_LOCK]);
-      holder.release();
+        void exited.then(() => resolve(false));
+        setTimeout(() => resolve(false), 60_000).unref();
+      });
+      t.true(reported, `${step} not reported; the load said:\n${said.join('\n')}`);
+      // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
+      const answer = fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
+      // A moment of its own in the step that follows.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+      t.is(child.exitCode, null, `${step}: the load had ended before the kill`);
+      child.kill('SIGKILL');
+      t.is(await exited, 'SIGKILL', `${step}: the kill ended a running load`);
+      t.is((await answer).status, 200, `${step}: the API answers during the load`);
+      // A backend does not notice at once that its client is gone: wait until it has rolled back (or committed).
+      t.true(
+        await eventually(
+          async () => (await killed.db.query('select 1 from pg_stat_activity where application_name = $1', [name])).rows.length === 0,
+          30_000,
+        ),
+        `${step}: the killed load's sessions ended`,
+      );
+      const after = await catalogueFingerprint(killed.db);
+      const ending = isDeepStrictEqual(after, before) ? 'as it was' : isDeepStrictEqual(after, loaded) ? 'loaded' : 'neither';
+      endings.push(`${step}: ${ending}`);
+      // Only the kill that can land in or after the commit may find the load done.
+      t.deepEqual(after, step === 'work popularity' && ending === 'loaded' ? loaded : before, step);
     }
+    t.log(endings.join('; '));
     const rerun = await runCli(killed.env, args);
     t.is(rerun.code, 0, rerun.stderr);
-    t.deepEqual(await catalogueFingerprint(killed.db), await catalogueFingerprint(clean.db));
+    t.deepEqual(await catalogueFingerprint(killed.db), loaded);
   } finally {
     await server.stop();
     await clean.destroy();

@@ -483,8 +483,12 @@ test.serial('kill -9 at any moment and a rerun end in the same catalogue as one 
   const killed = await createWorld();
   try {
     await importOpenLibrary(order, { db: clean.db, cache: null, log }, { progress: false, batchSize: 250, method: 'record-by-record' });
-    for (const after of [1, 9, 20]) {
-      // A real process, killed once `after` batches are committed.
+    const { rows: counted } = await clean.db.query<{ n: number }>('select count(*)::int as n from openlibrary_records');
+    const total = counted[0]!.n;
+    // Early, midway and late, each at a moment of its own: once that share of the records is committed.
+    for (const share of [0.05, 0.35, 0.65].map((from) => from + Math.random() * 0.25)) {
+      const after = Math.round(share * total);
+      // A real process, killed once `after` records are committed.
       const child = spawn(
         process.execPath,
         [
@@ -506,14 +510,15 @@ test.serial('kill -9 at any moment and a rerun end in the same catalogue as one 
           stdio: 'ignore',
         },
       );
-      const exited = new Promise((resolve) => child.on('exit', resolve));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
       for (;;) {
         const { rows } = await killed.db.query<{ n: number }>('select count(*)::int as n from openlibrary_records');
-        if (rows[0]!.n >= after * 250 || child.exitCode !== null) break;
+        if (rows[0]!.n >= after || child.exitCode !== null) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
+      t.is(child.exitCode, null, `the import had ended before ${after} of ${total} records were committed`);
       child.kill('SIGKILL');
-      await exited;
+      t.is(await exited, 'SIGKILL', `killed after ${after} of ${total} records: the import was still running`);
     }
     const rerun = await runCli(killed.env, [
       'import',

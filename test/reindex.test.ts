@@ -10,6 +10,7 @@ import { reindex } from '../loader/index/reindex.js';
 import { syncOnce } from '../loader/index/sync.js';
 import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
+import { TcpProxy } from './helpers/faults.js';
 import { runCli } from './helpers/processes.js';
 import { liveBooks, retitle } from './helpers/catalogue.js';
 
@@ -154,18 +155,25 @@ test.serial('the CLI reindexes, prints a summary and the loader status agrees wi
   t.regex(text.stdout, /lag: 0 changes/);
 });
 
-/** Spawns `bookmeta reindex books` and SIGKILLs it `delayMs` after it logs `message`. */
-async function killReindexAt(message: string, delayMs: number): Promise<void> {
+/**
+ * Spawns `bookmeta reindex books` (its Elasticsearch through `proxy`) and SIGKILLs it `delayMs` after
+ * it logs `message`. Answers whether the kill ended a live process (it died of the signal): a
+ * reindex that had already run its course was not interrupted by it.
+ */
+async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number): Promise<boolean> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'reindex', 'books', '--batch-size', '20', '--max-rate', '400', '--no-progress'],
-    { env: { ...world.env, LOG_LEVEL: 'info' }, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] },
+    { env: { ...world.env, ELASTICSEARCH_URL: proxy.url, LOG_LEVEL: 'info' }, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const lines = createInterface({ input: child.stderr! });
   await new Promise<void>((resolve, reject) => {
     let seen = false;
     lines.on('line', (line) => {
+      // Past the count check every answer of Elasticsearch comes late, so the swap and the drop of the
+      // old index after it take seconds: a kill after "alias swapped" meets a reindex still running.
+      if (line.includes('"msg":"counts checked"')) proxy.delay(SLOW_AFTER_CHECK_MS);
       if (!seen && line.includes(`"msg":"${message}"`)) {
         seen = true;
         setTimeout(resolve, delayMs);
@@ -178,22 +186,31 @@ async function killReindexAt(message: string, delayMs: number): Promise<void> {
     });
   });
   child.kill('SIGKILL');
-  await exited;
+  const signal = await exited;
+  proxy.delay(0);
+  return signal === 'SIGKILL';
 }
 
+const SLOW_AFTER_CHECK_MS = 1_000;
+
 test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex drops the leftover index', async (t) => {
+  // Each phase at a moment of its own: after its message, a random part of the time it lasts.
+  const moment = (upToMs: number) => Math.floor(Math.random() * upToMs);
   const phases: [string, number][] = [
-    ['reindex started', 0], // index created, streaming starts
-    ['reindex started', 600], // streaming
-    ['counts checked', 0], // under the sync lock, about to swap
-    ['alias swapped', 0], // swapped, old index not dropped yet
+    ['reindex started', moment(50)], // index created, streaming starts
+    ['reindex started', 400 + moment(400)], // streaming
+    // Under the sync lock: reading the alias's targets, then swapping (each answer late).
+    ['counts checked', moment(3 * SLOW_AFTER_CHECK_MS)],
+    ['alias swapped', moment(SLOW_AFTER_CHECK_MS / 2)], // swapped, old index not dropped yet
   ];
+  const proxy = await TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200');
+  t.teardown(() => proxy.close());
   await reindex(deps, 'all', { progress: false });
   for (const [message, delayMs] of phases) {
     const [book] = await liveBooks(world.db, 1);
     const aliasBefore = await aliasTargets(deps.es, deps.aliases.books);
     await retitle(world.db, [book!.id], () => `Retitled Before Killed Reindex ${message} ${delayMs}`);
-    await killReindexAt(message, delayMs);
+    t.true(await killReindexAt(proxy, message, delayMs), `killed ${delayMs} ms after "${message}": the reindex was still running`);
     // Whatever phase it died in, the alias points at one complete index and search answers.
     const targets = await aliasTargets(deps.es, deps.aliases.books);
     t.is(targets.length, 1);

@@ -28,6 +28,9 @@ export interface TestWorld {
 
 const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/** The wait a deployment has by default: a world given it answers 503 where production would. */
+export const PRODUCTION_STORE_WAIT: NodeJS.ProcessEnv = { STORE_WAIT_MS: String(loadConfig({}).storeWaitMs) };
+
 export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<TestWorld> {
   const name = `t${randomBytes(5).toString('hex')}`;
   const databaseUrl = new URL(ADMIN_URL);
@@ -40,7 +43,8 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Answers, not outages, are what most files test: a loaded 2-core machine running every file at
-    // once can keep a search past the default wait. test/faults.test.ts sets the default back.
+    // once can keep a request past the default wait. The lookup world and the fault tests run at the
+    // production wait (PRODUCTION_STORE_WAIT).
     STORE_WAIT_MS: process.env.STORE_WAIT_MS ?? '5000',
     ...overrides,
   };

@@ -1,4 +1,8 @@
+import { createLogger } from '../../src/log.js';
+import { changesSince } from '../../src/services/changeFeed.js';
+import { ShortCache } from '../../src/services/shortCache.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
+import type { TestWorld } from './env.js';
 
 /** What the Open Library import tests compare: the catalogue's tables and change feed, without the ids a run mints. */
 
@@ -56,4 +60,42 @@ export async function changesAfter(db: Pool, seq: number): Promise<unknown[]> {
     [seq],
   );
   return rows;
+}
+
+/**
+ * The change feed after `since` as a client reads it (the service behind GET /v1/changes, page after
+ * page, in order), told per entity: each entity's operations in the order the feed gives them, ids
+ * as identity keys. An update right after an insert or update of the same entity is one for a client,
+ * who reads the record again either way. Also the merges whose survivor the feed had not named before
+ * (a client could not follow them).
+ */
+export async function feedAsClientsRead(
+  world: TestWorld,
+  since: number,
+): Promise<{ byEntity: Record<string, string[]>; survivorsUnseen: string[] }> {
+  const keys = new Map(
+    (await world.db.query<{ id: string; k: string }>(`${KEYED} select id, k from k`)).rows.map((row) => [row.id, row.k]),
+  );
+  const shortCache = new ShortCache(world.cache, 0, createLogger('silent'));
+  const byEntity: Record<string, string[]> = {};
+  const survivorsUnseen: string[] = [];
+  // From the start, so that a survivor the catalogue had before `since` counts as seen.
+  const seen = new Set<string>();
+  let cursor = '0';
+  for (;;) {
+    const page = await changesSince(world.db, shortCache, cursor, '1000');
+    for (const change of page.changes) {
+      const entity = `${change.entity} ${keys.get(change.id)}`;
+      const survivor = change.survivor_id ? `${change.entity} ${keys.get(change.survivor_id)}` : null;
+      if (survivor && !seen.has(survivor)) survivorsUnseen.push(`${entity} into ${survivor}`);
+      seen.add(entity);
+      if (change.seq <= since) continue;
+      const operations = (byEntity[entity] ??= []);
+      const last = operations.at(-1);
+      if (change.operation === 'update' && (last === 'insert' || last === 'update')) continue;
+      operations.push(survivor ? `merge into ${keys.get(change.survivor_id!)}` : change.operation);
+    }
+    if (!page.has_more) return { byEntity, survivorsUnseen };
+    cursor = page.next;
+  }
 }
