@@ -7,6 +7,7 @@ import { aliasTargets, strayIndices } from '../loader/stores/elasticsearch/indic
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { projectPath } from '../src/paths.js';
 import { reindex } from '../loader/index/reindex.js';
+import { MERGED_SEGMENTS } from '../loader/index/readyIndex.js';
 import { syncOnce } from '../loader/index/sync.js';
 import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
@@ -252,4 +253,47 @@ test('progress: one updating line with docs/s and ETA on a terminal, plain lines
   t.is(written.length, 2); // the first line at once, then the final one
   t.true(written.every((text) => !text.includes('\r') && text.endsWith('\n')));
   t.regex(written[1]!, /x: 10\/10 \(100.0%\) \d+ docs\/s ETA 0s elapsed 0s done/);
+});
+
+test.serial('reindex merges and warms the new index before its alias moves to it', async (t) => {
+  const beforeSwap: { segments: number; queries: number; aliased: boolean }[] = [];
+  const results = await reindex(deps, 'books', {
+    progress: false,
+    hooks: {
+      beforeSwap: async (_kind, index) => {
+        const stats = await deps.es.indices.stats({ index, metric: ['segments', 'search'] });
+        beforeSwap.push({
+          segments: stats._all.primaries?.segments?.count ?? -1,
+          queries: stats._all.primaries?.search?.query_total ?? 0,
+          aliased: (await aliasTargets(deps.es, deps.aliases.books)).includes(index),
+        });
+      },
+    },
+  });
+  // Only the warm-up can have searched the new index: clients reach it through the alias, not yet on it.
+  const [ready] = beforeSwap;
+  t.false(ready!.aliased);
+  t.true(ready!.queries > 0, 'warmed by queries before the swap');
+  t.true(ready!.segments >= 1 && ready!.segments <= MERGED_SEGMENTS, `${ready!.segments} segments before the swap`);
+  t.true(results[0]!.segments >= 1 && results[0]!.segments <= MERGED_SEGMENTS, `${results[0]!.segments} segments at the swap`);
+
+  const run = await runCli({ ...world.env, LOG_LEVEL: 'info' }, ['reindex', 'all', '--no-progress']);
+  t.is(run.code, 0, run.stderr);
+  const lines = run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { msg: string; index?: string; segments?: number; queries?: number });
+  for (const result of await Promise.all([deps.aliases.books, deps.aliases.authors].map((alias) => aliasTargets(deps.es, alias)))) {
+    const index = result[0]!;
+    const steps = lines.filter((line) => line.index === index);
+    t.deepEqual(
+      steps.map((line) => line.msg).filter((msg) => ['reindex started', 'merged', 'warmed', 'alias swapped'].includes(msg)),
+      ['reindex started', 'merged', 'warmed', 'alias swapped'],
+      index,
+    );
+    const warmed = steps.find((line) => line.msg === 'warmed')!;
+    t.true(warmed.queries! > 0, `${index} warmed by ${warmed.queries} queries`);
+    const swapped = steps.find((line) => line.msg === 'alias swapped')!;
+    t.true(swapped.segments! >= 1 && swapped.segments! <= MERGED_SEGMENTS, `${index}: ${swapped.segments} segments at the swap`);
+  }
 });

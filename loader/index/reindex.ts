@@ -8,6 +8,7 @@ import {
   dropIndex,
   ensureAlias,
   finishBulkLoad,
+  segmentCount,
   strayIndices,
   swapAlias,
   type IndexKind,
@@ -16,6 +17,7 @@ import { advanceCheckpoint } from '../stores/postgres/checkpoints.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../src/stores/postgres/pool.js';
 import { createProgress, type ProgressReporter } from './progress.js';
+import { readyIndex } from './readyIndex.js';
 import { SYNC_CHECKPOINT, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
 
 /**
@@ -32,7 +34,9 @@ import { SYNC_CHECKPOINT, replayChanges, withSyncWriteLock, type LoaderDeps } fr
  *     (see stores/postgres/changes.ts).
  *  4. Check that the index holds as many documents as were streamed.
  *  5. Catch up: apply the changes after S to the new index with the sync logic (versions = their
- *     seqs, so they win over the snapshot's S). Restore the refresh interval.
+ *     seqs, so they win over the snapshot's S). Restore the refresh interval, force-merge the index
+ *     to a few segments and warm it with the API's kinds of queries (readyIndex.ts), so it answers
+ *     at full speed from its first query behind the alias.
  *  6. Under SYNC_WRITE_LOCK, so no sync page can write into the old index meanwhile: apply the last
  *     changes up to M, check the counts against PostgreSQL, swap the alias atomically. Every change
  *     up to M is in the new index, and sync only ever wrote changes up to M to the old one; whatever
@@ -78,6 +82,8 @@ export interface ReindexResult {
   completeUpTo: number;
   documents: number;
   count: number;
+  /** Segments of the new index's primaries when the alias moved to it. */
+  segments: number;
   seconds: number;
   docsPerSecond: number;
   dropped: string[];
@@ -137,16 +143,18 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
           kind === 'books' ? { books: index, authors: deps.aliases.authors, aliases: false } : { authors: index, aliases: false };
         const caughtUp = await replayChanges(deps, snapshot.seq, await lastSeq(db), targets);
         await finishBulkLoad(es, index, kind, deps.shape);
+        await readyIndex(es, log, kind, index);
         await options.hooks?.beforeSwap?.(kind, index);
-        const { completeUpTo, count, dropped } = await withSyncWriteLock(lockClient, async () => {
+        const { completeUpTo, count, segments, dropped } = await withSyncWriteLock(lockClient, async () => {
           // replayChanges returns at least `from` (caughtUp, itself at least snapshot.seq).
           const upTo = await replayChanges(deps, caughtUp, await lastSeq(db), targets);
           const count = await checkCounts(deps, kind, index, upTo);
+          const segments = await segmentCount(es, index);
           const old = await swapAlias(es, alias, index);
           swapped = true;
-          return { completeUpTo: upTo, count, dropped: old };
+          return { completeUpTo: upTo, count, segments, dropped: old };
         });
-        log.info({ index, alias, replaced: dropped }, 'alias swapped');
+        log.info({ index, alias, segments, replaced: dropped }, 'alias swapped');
         for (const old of dropped) await dropIndex(es, old);
         const seconds = (performance.now() - started) / 1000;
         return {
@@ -157,6 +165,7 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
           completeUpTo,
           documents: snapshot.documents,
           count,
+          segments,
           seconds,
           docsPerSecond: snapshot.documents / snapshot.seconds,
           dropped,

@@ -23,7 +23,7 @@ import type { SearchServices } from './search.js';
 /** Candidates shown: the best edition of each of the closest works. */
 export const MATCH_CANDIDATES_SHOWN = 5;
 // Editions fetched from the index to choose from; several may belong to one work.
-const CANDIDATE_POOL = 30;
+export const CANDIDATE_POOL = 30;
 const TEXT_MAX_LENGTH = 500;
 
 /** A text field: collapsed whitespace, and empty counts as absent. */
@@ -110,7 +110,7 @@ export async function bookWithIsbn({ reads }: Pick<SearchServices, 'reads'>, isb
 }
 
 /** What to look up in the index for a record that has a title. */
-const candidateProbe = (title: string, author: string | null): CandidateProbe => ({
+export const candidateProbe = (title: string, author: string | null): CandidateProbe => ({
   title: withoutTrailingParenthetical(splitTitle(title).title),
   fullTitle: title,
   author,

@@ -13,6 +13,7 @@ import {
   searchAuthors as searchAuthorIndex,
   searchBooks as searchBookIndex,
   BOOK_SORTS,
+  type AuthorSearch,
   type BookSearch,
   type ScoredId,
 } from '../stores/elasticsearch/search.js';
@@ -260,7 +261,8 @@ function readQuery(q: string): ParsedQuery {
 const tighter = (a: number | null | undefined, b: number | null, pick: (x: number, y: number) => number): number | null =>
   a === undefined || a === null ? b : b === null ? a : pick(a, b);
 
-function bookSearch(params: BookSearchParams): BookSearch {
+/** The index query a book search request asks for (a bad parameter throws the request's 400). */
+export function bookSearch(params: BookSearchParams): BookSearch {
   const query = parseInput(bookSearchQuery, params);
   const parsed = readQuery(query.q);
   const { text, isbn13s } = splitIsbns(parsed.text);
@@ -320,10 +322,15 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
   });
 }
 
+/** The index query an author search request asks for. */
+export function authorSearch(params: AuthorSearchParams): AuthorSearch {
+  const { q: text, limit, offset } = parseInput(authorSearchQuery, params);
+  return { text, nameKey: authorKey(text), limit, offset };
+}
+
 /** GET /v1/authors/search. */
 export async function searchAuthors(services: SearchServices, params: AuthorSearchParams): Promise<AuthorSearchPage> {
-  const { q: text, limit, offset } = parseInput(authorSearchQuery, params);
-  const search = { text, nameKey: authorKey(text), limit, offset };
+  const search = authorSearch(params);
   return services.shortCache.through(`search:authors:${JSON.stringify(search)}`, async () => {
     const page = await searchAuthorIndex(services.elastic, services.indices.authors, search);
     const results = await hydrate(

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { projectPath } from '../../../src/paths.js';
 import type { IndexShape } from '../../../src/config.js';
 import type { Elastic } from '../../../src/stores/elasticsearch/client.js';
@@ -25,6 +26,8 @@ interface IndexDefinition {
  * creating an index on a busy node) can take minutes: far longer than the client's default timeout.
  */
 const SLOW = { requestTimeout: 10 * 60_000 } as const;
+
+const MERGE_POLL_MS = 250;
 
 const definitions = new Map<IndexKind, Promise<IndexDefinition>>();
 
@@ -81,6 +84,29 @@ export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind
   const interval = (definition.settings.index.refresh_interval as string | undefined) ?? '1s';
   await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval, number_of_replicas: shape.replicas } } }, SLOW);
   await es.indices.refresh({ index }, SLOW);
+}
+
+/**
+ * Merges each shard of `index` down to at most `maxSegments` segments and returns the segment count
+ * of its primaries. The merge runs as a task and is waited for by polling: merging a large index
+ * takes longer than any one request should stay open.
+ */
+export async function forceMerge(es: Elastic, index: string, maxSegments: number): Promise<number> {
+  const { task } = await es.indices.forcemerge({ index, max_num_segments: maxSegments, wait_for_completion: false });
+  if (task === undefined) throw new Error(`force merge of ${index} started no task`);
+  for (;;) {
+    const status = await es.tasks.get({ task_id: String(task) });
+    if (status.error) throw new Error(`force merge of ${index} failed: ${status.error.type}: ${status.error.reason ?? ''}`);
+    if (status.completed) break;
+    await sleep(MERGE_POLL_MS);
+  }
+  return segmentCount(es, index);
+}
+
+/** Segments of the index's primaries, over every shard. */
+export async function segmentCount(es: Elastic, index: string): Promise<number> {
+  const stats = await es.indices.stats({ index, metric: 'segments' });
+  return stats._all.primaries?.segments?.count ?? 0;
 }
 
 /** The physical indices an alias points at now (normally exactly one; none before the first build). */
