@@ -10,6 +10,7 @@ import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { bookDocuments } from '../loader/stores/elasticsearch/documents.js';
 import type { OlMethod } from '../loader/import/openlibrary/options.js';
 import { generateOpenLibrary } from '../scripts/dev/generate-openlibrary.js';
+import { MAX_REDIRECT_HOPS } from '../src/domain/openlibrary.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
@@ -278,4 +279,42 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was or wh
     await clean.destroy();
     await killed.destroy();
   }
+});
+
+test('either path follows a chain of redirects MAX_REDIRECT_HOPS long to its end, and a longer one only that far', async (t) => {
+  const record = (type: string, key: string, json: object) =>
+    `/type/${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key })}`;
+  // Keys 1 .. hops+1 of a chain, each redirected to the next.
+  const chain = (path: 'works' | 'authors', suffix: string, first: number, hops: number) =>
+    Array.from({ length: hops }, (_, at) =>
+      record('redirect', `/${path}/OL${first + at}${suffix}`, { location: `/${path}/OL${first + at + 1}${suffix}` }),
+    );
+  const works = join(scratch, 'chain-works.txt');
+  const editions = join(scratch, 'chain-editions.txt');
+  await writeFile(
+    works,
+    [
+      record('work', `/works/OL${5100 + MAX_REDIRECT_HOPS}W`, { title: 'At The End Of The Chain' }),
+      ...chain('works', 'W', 5100, MAX_REDIRECT_HOPS),
+      ...chain('works', 'W', 5200, MAX_REDIRECT_HOPS + 1),
+      ...chain('authors', 'A', 5300, MAX_REDIRECT_HOPS + 1),
+    ].join('\n'),
+  );
+  await writeFile(
+    editions,
+    [
+      record('edition', '/books/OL5101M', { title: 'Behind The Chain', works: [{ key: '/works/OL5100W' }] }),
+      record('edition', '/books/OL5201M', {
+        title: 'Behind A Longer Chain',
+        works: [{ key: '/works/OL5200W' }],
+        authors: [{ key: '/authors/OL5300A' }],
+      }),
+    ].join('\n'),
+  );
+  const { set } = await sameCatalogue(t, [works, editions]);
+  const workOf = (key: string) =>
+    (set.books as { source_key: string; work: string }[]).find((book) => book.source_key === `openlibrary:${key}`)?.work;
+  t.is(workOf('OL5101M'), `ol:OL${5100 + MAX_REDIRECT_HOPS}W`);
+  t.is(workOf('OL5201M'), `ol:OL${5200 + MAX_REDIRECT_HOPS}W`);
+  t.true((set.authors as { name_key: string }[]).some((author) => author.name_key === `ol:OL${5300 + MAX_REDIRECT_HOPS}A`));
 });

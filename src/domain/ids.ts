@@ -7,6 +7,9 @@ export const ENTITY_KINDS: readonly EntityKind[] = ['book', 'work', 'author'];
 
 const PREFIX: Record<EntityKind, string> = { book: 'bk', work: 'wk', author: 'au' };
 
+/** The prefix of the ids of a kind (`bk` of `bk_5n1x7q0c2r9a`), for SQL that makes ids with new_entity_id. */
+export const idPrefix = (kind: EntityKind): string => PREFIX[kind];
+
 // Crockford's base32: URL-safe, case-insensitive to read aloud, no I/L/O/U to confuse.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const BODY_LENGTH = 12; // 60 random bits: collisions are negligible for any catalogue size

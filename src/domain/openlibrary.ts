@@ -81,6 +81,15 @@ export type OlLine = { record: OlRecord } | { skipped: string } | { rejected: st
 
 const KIND_OF_PATH: Record<string, OlKind> = { authors: 'author', works: 'work', books: 'edition' };
 const SUFFIX: Record<OlKind, string> = { author: 'A', work: 'W', edition: 'M' };
+
+/** The letter a bare key of a kind ends with: OL23919A is an author's. */
+export const olKeySuffix = (kind: OlKind): string => SUFFIX[kind];
+
+/**
+ * Redirects followed from a key to the key it lands on, at most: a longer chain (a loop among them)
+ * ends where the count runs out. One rule for the importers and the API.
+ */
+export const MAX_REDIRECT_HOPS = 5;
 const KEY_SHAPE = /^\/(authors|works|books)\/(OL[1-9]\d*([AWM]))$/;
 
 /** "/books/OL7353617M" as its kind and bare key, or null when it is not such a key. */

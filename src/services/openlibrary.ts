@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import type { EntityKind } from '../domain/ids.js';
-import { olKeyKind, type OlKind } from '../domain/openlibrary.js';
+import { MAX_REDIRECT_HOPS, olKeyKind, type OlKind } from '../domain/openlibrary.js';
 import { quoted } from '../domain/text.js';
 import { badRequest, gone, notFound } from '../errors.js';
 import { recordPath, type PointFamily } from './lookups.js';
@@ -18,7 +18,6 @@ const FAMILY: Record<OlKind, { kind: EntityKind; path: Exclude<PointFamily, 'isb
   work: { kind: 'work', path: 'works' },
   author: { kind: 'author', path: 'authors' },
 };
-const MAX_REDIRECT_HOPS = 5;
 
 /** The body of GET /v1/openlibrary/{key}'s 301: our record for the key. */
 export const openLibraryTarget = z

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { newId, type EntityKind } from '../../../src/domain/ids.js';
-import type { OlAuthor, OlEdition, OlKind, OlRecord, OlWork } from '../../../src/domain/openlibrary.js';
+import {
+  MAX_REDIRECT_HOPS,
+  olKeyKind,
+  type OlAuthor,
+  type OlEdition,
+  type OlKind,
+  type OlRecord,
+  type OlWork,
+} from '../../../src/domain/openlibrary.js';
 import { workKind, type WorkKind } from '../../../src/domain/titles.js';
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
@@ -64,7 +72,6 @@ export interface OlBatchOutcome {
 const OPEN_LIBRARY_OWNS: ReadonlySet<EditionField> = new Set(['subjects', 'description', 'physical_format']);
 const ENTITY: Record<OlKind, EntityKind> = { author: 'author', work: 'work', edition: 'book' };
 const TABLE = { author: 'authors', work: 'works', edition: 'books' } as const;
-const MAX_REDIRECT_HOPS = 5;
 
 export const bookSourceKey = (key: string): string => `openlibrary:${key}`;
 export const olNameKey = (key: string): string => `ol:${key}`;
@@ -520,8 +527,8 @@ class OlBatch {
   private async merge(): Promise<void> {
     for (const waiting of await redirectsTo(this.client, this.newKeys)) {
       const into = this.known.get(waiting.redirect_to!)?.entity_id;
-      const kind = waiting.key.endsWith('A') ? 'author' : waiting.key.endsWith('W') ? 'work' : 'book';
-      if (into && waiting.entity_id !== into) this.merges.push({ kind, from: waiting.entity_id!, into });
+      const kind = olKeyKind(waiting.key);
+      if (into && kind && waiting.entity_id !== into) this.merges.push({ kind: ENTITY[kind], from: waiting.entity_id!, into });
     }
     for (const { kind, from, into } of this.merges) {
       const outcome = await mergeInTransaction(this.client, kind, from, into);

@@ -1,3 +1,5 @@
+import { idPrefix } from '../../../src/domain/ids.js';
+import { MAX_REDIRECT_HOPS, olKeySuffix } from '../../../src/domain/openlibrary.js';
 import type { WorkKind } from '../../../src/domain/titles.js';
 import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
@@ -169,11 +171,19 @@ export async function routeIsbnsTaken(client: PoolClient): Promise<{ file: numbe
   return rows;
 }
 
+// The key a reference lands on: one join per redirect followed, the last one found wins.
+const HOPS = Array.from({ length: MAX_REDIRECT_HOPS }, (_, at) => at + 1);
+const REDIRECT_HOPS = HOPS.map(
+  (hop) => `left join ol_redirect h${hop} on h${hop}.key = ${hop === 1 ? 'r.key' : `h${hop - 1}.redirect_to`}`,
+).join('\n');
+const LANDING = `coalesce(${HOPS.map((hop) => `h${HOPS.length + 1 - hop}.redirect_to`).join(', ')}, r.key)`;
+
 /**
  * Every work and author key an edition names, resolved as the record path resolves it: through at
- * most five redirects to its landing key, then to the entity of that key's record, else to a
- * placeholder (a work titled as the first edition naming it, of its kind, an author named by its
- * key) that keeps the state and revision of a deleted key. Answers how many placeholders were made.
+ * most MAX_REDIRECT_HOPS redirects to its landing key, then to the entity of that key's record,
+ * else to a placeholder (a work titled as the first edition naming it, of its kind, an author named
+ * by its key) that keeps the state and revision of a deleted key. Answers how many placeholders
+ * were made.
  */
 export async function resolveReferences(client: PoolClient): Promise<number> {
   await client.query(
@@ -191,24 +201,22 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
   await client.query(
     `create temp table ol_target on commit drop as
        select l.key, l.landing, s.id as entity_id
-         from (select r.key, coalesce(h5.redirect_to, h4.redirect_to, h3.redirect_to, h2.redirect_to, h1.redirect_to, r.key) as landing
+         from (select r.key, ${LANDING} as landing
                  from ol_reference r
-                 left join ol_redirect h1 on h1.key = r.key
-                 left join ol_redirect h2 on h2.key = h1.redirect_to
-                 left join ol_redirect h3 on h3.key = h2.redirect_to
-                 left join ol_redirect h4 on h4.key = h3.redirect_to
-                 left join ol_redirect h5 on h5.key = h4.redirect_to) l
+                 ${REDIRECT_HOPS}) l
          left join ol_stage s on s.key = l.landing and s.type in ('author', 'work')`,
   );
   // Landing keys without a record: one placeholder each, with what the first edition naming it says.
+  // Its kind is its key's: only a key ending with olKeySuffix('author') may name an edition's author.
   await client.query(
     `create temp table ol_placeholder on commit drop as
-       select p.landing as key, case when p.landing like '%A' then 'author' else 'work' end as kind,
-              new_entity_id(case when p.landing like '%A' then 'au' else 'wk' end) as id,
+       select p.landing as key, case when p.landing like $1 then 'author' else 'work' end as kind,
+              new_entity_id(case when p.landing like $1 then $2 else $3 end) as id,
               coalesce(s.revision, 0) as revision, case when s.type = 'delete' then 'delete' else 'pending' end as state,
               null::text as title, null::text as work_kind
          from (select distinct landing from ol_target where entity_id is null) p
          left join ol_stage s on s.key = p.landing`,
+    [`%${olKeySuffix('author')}`, idPrefix('author'), idPrefix('work')],
   );
   await client.query('alter table ol_placeholder add primary key (key)');
   await client.query('analyze ol_placeholder');
