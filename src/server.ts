@@ -8,7 +8,7 @@ import { createApp } from './http/app.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
 import { serveMetrics } from './metrics/endpoint.js';
-import { buildServices, closeServices } from './services/build.js';
+import { buildServices, closeServices } from './wiring.js';
 import type { Services } from './services/context.js';
 import { withWaitBudget } from './stores/guard.js';
 import { ensureDatabase, migrate } from './stores/postgres/migrate.js';

@@ -16,7 +16,7 @@ import { Client } from '@elastic/elasticsearch';
 import { reindex } from '../../loader/index/reindex.js';
 import { createLogger } from '../../src/log.js';
 import { indexAliases } from '../../src/stores/elasticsearch/client.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi } from '../lib/bench.js';
 import { alternate, formatLoad, type LoadRequest, type LoadResult } from './lib/load.js';
 

@@ -13,7 +13,7 @@ import { requestId } from '../../src/http/middleware/requestId.js';
 import { sendJsonText } from '../../src/http/messages.js';
 import type { RequestState } from '../../src/http/route.js';
 import { createLogger } from '../../src/log.js';
-import { buildServices, closeServices } from '../../src/services/build.js';
+import { buildServices, closeServices } from '../../src/wiring.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel, { buffered: true });

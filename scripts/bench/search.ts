@@ -16,12 +16,12 @@ import { Client } from '@elastic/elasticsearch';
 import { reindex } from '../../loader/index/reindex.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { buildServices, closeServices } from '../../src/services/build.js';
+import { buildServices, closeServices } from '../../src/wiring.js';
 import { matchBook } from '../../src/services/match.js';
 import { searchAuthors, searchBooks } from '../../src/services/search.js';
 import { indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { generatedCatalogueDatabase, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 

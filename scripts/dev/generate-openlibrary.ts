@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { isbn10To13 } from '../../src/domain/isbn.js';
-import { AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody } from './generate-catalogue.js';
+import { AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody } from './synthetic.js';
 
 export interface OpenLibraryOptions {
   editions: number;

@@ -32,7 +32,7 @@ import { authorKey, sameAuthorNames } from '../../src/domain/names.js';
 import { splitTitle } from '../../src/domain/titles.js';
 import { createLogger } from '../../src/log.js';
 import { projectPath } from '../../src/paths.js';
-import { Random, isbn10FromBody } from '../dev/generate-catalogue.js';
+import { Random, isbn10FromBody } from '../dev/synthetic.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { benchDatabase } from '../lib/bench.js';
 import { BX_BOOKS, GOODBOOKS, readGoodbooks } from './lib/sources.js';

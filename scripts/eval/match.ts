@@ -49,7 +49,7 @@ import { createLogger } from '../../src/log.js';
 import { bookWithIsbn, matchBook, type MatchResult } from '../../src/services/match.js';
 import { booksByIsbn13 } from '../../src/stores/postgres/ratings.js';
 import type { BookRecord } from '../../src/domain/records.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { openEvalWorld } from './lib/evalWorld.js';
 import { percentile } from '../lib/percentile.js';
 import { BX_BOOKS, GOODBOOKS, readBookCrossing, readGoodbooks, type SourceBook } from './lib/sources.js';

@@ -38,7 +38,7 @@ import { projectPath } from '../../src/paths.js';
 import { recommendFor } from '../../src/services/recommend.js';
 import { booksByIds } from '../../src/stores/postgres/catalogue.js';
 import { booksByIsbn13 } from '../../src/stores/postgres/ratings.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { openEvalWorld } from './lib/evalWorld.js';
 import { percentile } from '../lib/percentile.js';
 

@@ -44,7 +44,7 @@ import { searchBooks } from '../../src/services/search.js';
 import { contentWords } from '../../src/stores/elasticsearch/search.js';
 import { booksByIds } from '../../src/stores/postgres/catalogue.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { percentile } from '../lib/percentile.js';
 import { openEvalWorld } from './lib/evalWorld.js';

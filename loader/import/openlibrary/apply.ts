@@ -1,20 +1,10 @@
-import { createHash } from 'node:crypto';
 import { newId, type EntityKind } from '../../../src/domain/ids.js';
-import {
-  MAX_REDIRECT_HOPS,
-  olKeyKind,
-  type OlAuthor,
-  type OlEdition,
-  type OlKind,
-  type OlRecord,
-  type OlWork,
-} from '../../../src/domain/openlibrary.js';
-import { workKind, type WorkKind } from '../../../src/domain/titles.js';
+import { MAX_REDIRECT_HOPS, olKeyKind, type OlEdition, type OlKind, type OlRecord } from '../../../src/domain/openlibrary.js';
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
 import { claimCredits } from '../../stores/postgres/authors.js';
-import { EDITION_FIELDS, creditAuthors, type EditionField, type EditionFields } from '../../stores/postgres/editions.js';
+import { creditAuthors } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,
   booksByIdOrIsbn,
@@ -39,6 +29,8 @@ import {
   type OlStoredBook,
   type OlWorkRow,
 } from '../../stores/postgres/openlibrary.js';
+import { blankFields, editionFields, revise } from './fieldOwnership.js';
+import { bookSourceKey, digestOf, olNameKey, olWorkKey, olWorkKind, ownWorkKey } from './keys.js';
 
 /**
  * How a batch of Open Library records enters the catalogue, in one transaction:
@@ -68,28 +60,8 @@ export interface OlBatchOutcome {
   touched: Set<string>;
 }
 
-// The fields only Open Library supplies: it owns them on every book.
-const OPEN_LIBRARY_OWNS: ReadonlySet<EditionField> = new Set(['subjects', 'description', 'physical_format']);
 const ENTITY: Record<OlKind, EntityKind> = { author: 'author', work: 'work', edition: 'book' };
 const TABLE = { author: 'authors', work: 'works', edition: 'books' } as const;
-
-export const bookSourceKey = (key: string): string => `openlibrary:${key}`;
-export const olNameKey = (key: string): string => `ol:${key}`;
-export const olWorkKey = (key: string): string => `ol:${key}`;
-// The work of an edition that names none: its own, keyed by the edition.
-export const ownWorkKey = (key: string): string => `ol-edition:${key}`;
-
-/** What a record maps to, as openlibrary_records keeps it: the first 64 bits of its md5, a signed bigint in decimal. */
-export const digestOf = (mapped: OlAuthor | OlWork | OlEdition): string =>
-  createHash('md5').update(JSON.stringify(mapped)).digest().readBigInt64BE(0).toString();
-
-/**
- * The kind of a work Open Library names (or of one made for an edition) from the title and subtitle
- * it is written with: Open Library titles carry no series number. The digest needs no kind of its
- * own: the title and subtitle it derives from are in it.
- */
-export const olWorkKind = (named: { title: string; subtitle: string | null }): WorkKind =>
-  workKind({ title: named.title, subtitle: named.subtitle, seriesNumber: null });
 
 /** The newest record of each key in the batch. */
 function newestByKey(records: readonly OlRecord[]): Map<string, OlRecord> {
@@ -535,61 +507,4 @@ class OlBatch {
       if (outcome.merged) for (const id of outcome.touched) this.outcome.touched.add(id);
     }
   }
-}
-
-type OfferedFields = Pick<
-  EditionFields,
-  | 'title'
-  | 'subtitle'
-  | 'series'
-  | 'publisher'
-  | 'year'
-  | 'language'
-  | 'pages'
-  | 'cover_url'
-  | 'subjects'
-  | 'description'
-  | 'physical_format'
->;
-
-/** The book fields an edition offers (what the record path writes on a book of its own). */
-export function editionFields(edition: OlEdition): OfferedFields {
-  return {
-    title: edition.title,
-    subtitle: edition.subtitle,
-    series: edition.series,
-    publisher: edition.publisher,
-    year: edition.year,
-    language: edition.language,
-    pages: edition.pages,
-    cover_url: edition.coverUrl,
-    subjects: edition.subjects.length > 0 ? edition.subjects : null,
-    description: edition.description,
-    physical_format: edition.physicalFormat,
-  };
-}
-
-function blankFields(): EditionFields {
-  return Object.fromEntries(EDITION_FIELDS.map((field) => [field, field === 'popularity' ? 0 : null])) as unknown as EditionFields;
-}
-
-/** The fields a book should have after this record, and whether any differs from what it has. */
-function revise(book: OlStoredBook, offered: OfferedFields, ownsAll: boolean): { fields: EditionFields; changed: boolean } {
-  const fields = { ...blankFields(), ...pick(book) };
-  let changed = false;
-  for (const field of Object.keys(offered) as (keyof OfferedFields)[]) {
-    const value = offered[field] ?? null;
-    const current = book[field] ?? null;
-    // A null offer means Open Library does not know, never that the value should go.
-    const wanted = value !== null && (ownsAll || OPEN_LIBRARY_OWNS.has(field) || current === null) ? value : current;
-    if (JSON.stringify(wanted) !== JSON.stringify(current)) {
-      changed = true;
-      (fields as Record<string, unknown>)[field] = wanted;
-    }
-  }
-  return { fields, changed };
-}
-
-function pick(book: OlStoredBook): EditionFields {
-  return Object.fromEntries(EDITION_FIELDS.map((field) => [field, book[field]])) as unknown as EditionFields;
 }

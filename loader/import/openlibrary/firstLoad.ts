@@ -16,7 +16,8 @@ import {
 } from '../../stores/postgres/openlibraryFirstLoad.js';
 import { deriveWorkPopularityIn } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
-import { applyOlRecordsIn, olNameKey, olWorkKey } from './apply.js';
+import { applyOlRecordsIn } from './apply.js';
+import { olNameKey, olWorkKey } from './keys.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
 import { StagePool, type StagedChunk } from './stage.js';
 import { OL_BATCH, type OlImportOptions } from './options.js';

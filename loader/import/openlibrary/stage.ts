@@ -5,7 +5,8 @@ import { copyLines } from '../../stores/postgres/copy.js';
 import { withStoredCover } from '../../stores/postgres/covers.js';
 import { STAGE_COLUMNS, type StagedRecord } from '../../stores/postgres/openlibraryFirstLoad.js';
 import type { ImportReport } from '../importer.js';
-import { bookSourceKey, digestOf, editionFields, olNameKey, olWorkKey, olWorkKind, ownWorkKey } from './apply.js';
+import { editionFields } from './fieldOwnership.js';
+import { bookSourceKey, digestOf, olNameKey, olWorkKey, olWorkKind, ownWorkKey } from './keys.js';
 import { emptyReport, tally } from './dump.js';
 
 /**

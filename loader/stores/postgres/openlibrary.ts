@@ -19,7 +19,7 @@ export interface OlRecordRow {
   revision: number;
   state: OlState;
   entity_id: string | null;
-  /** See apply.ts digestOf. */
+  /** See keys.ts digestOf. */
   digest: string | null;
   redirect_to: string | null;
 }

@@ -42,7 +42,7 @@ export interface StagedRecord {
   alternate_names?: string[];
   title?: string;
   subtitle?: string | null;
-  /** A work's kind; an edition's, the kind of the work it makes (its own, or a placeholder): see apply.ts olWorkKind. */
+  /** A work's kind; an edition's, the kind of the work it makes (its own, or a placeholder): see keys.ts olWorkKind. */
   work_kind?: WorkKind;
   subjects?: string[] | null;
   description?: string | null;

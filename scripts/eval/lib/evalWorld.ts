@@ -2,7 +2,7 @@ import pg from 'pg';
 import { reindex } from '../../../loader/index/reindex.js';
 import { loadConfig, type Config } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
-import { buildServices, closeServices } from '../../../src/services/build.js';
+import { buildServices, closeServices } from '../../../src/wiring.js';
 import type { Services } from '../../../src/services/context.js';
 import { createElastic, indexAliases } from '../../../src/stores/elasticsearch/client.js';
 import type { Pool } from '../../../src/stores/postgres/pool.js';

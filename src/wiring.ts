@@ -1,17 +1,17 @@
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
-import { apiMetrics } from '../metrics/api.js';
-import { createRequestPathElastic, elasticGuard, indexAliases } from '../stores/elasticsearch/client.js';
-import { PointReads } from '../stores/postgres/pointReads.js';
-import { createRequestPathPool, postgresGuard } from '../stores/postgres/pool.js';
-import { connectRedis, redisGuard } from '../stores/redis/client.js';
-import { RateLimiter } from '../stores/redis/rateLimiter.js';
-import { ResponseCache } from '../stores/redis/responseCache.js';
-import { Authenticator } from './authenticator.js';
-import type { Services } from './context.js';
-import { Meter } from './meter.js';
-import { PointCache } from './pointCache.js';
-import { ShortCache } from './shortCache.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { apiMetrics } from './metrics/api.js';
+import { createRequestPathElastic, elasticGuard, indexAliases } from './stores/elasticsearch/client.js';
+import { PointReads } from './stores/postgres/pointReads.js';
+import { createRequestPathPool, postgresGuard } from './stores/postgres/pool.js';
+import { connectRedis, redisGuard } from './stores/redis/client.js';
+import { RateLimiter } from './stores/redis/rateLimiter.js';
+import { ResponseCache } from './stores/redis/responseCache.js';
+import { Authenticator } from './services/authenticator.js';
+import type { Services } from './services/context.js';
+import { Meter } from './services/meter.js';
+import { PointCache } from './services/pointCache.js';
+import { ShortCache } from './services/shortCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
