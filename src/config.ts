@@ -49,6 +49,8 @@ export interface Config {
   storeWaitMs: number;
   /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
   connectionLimits: ConnectionLimits;
+  /** The base URL clients reach the service at (PUBLIC_URL), for URLs the service writes; null: the request's Host. */
+  publicUrl: string | null;
   meteringEnabled: boolean;
   /** Records held in memory while PostgreSQL is unreachable; past this the oldest are dropped. */
   meteringBufferMax: number;
@@ -72,6 +74,22 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
   return value;
+}
+
+/** A comma-separated list; empty entries are ignored. */
+const list = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
+/** An http(s) base URL without its trailing slash, or null when unset. */
+function publicUrl(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash)
+    throw new Error(`PUBLIC_URL must be an http(s) URL without query or fragment, got "${raw}"`);
+  return url.href.replace(/\/$/, '');
 }
 
 /** An optional port: null when the variable is unset or empty. */
@@ -99,13 +117,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     connectionLimits: connectionLimits(env),
+    publicUrl: publicUrl(env.PUBLIC_URL),
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),
     logLevel: env.LOG_LEVEL || 'info',
-    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '')
-      .split(',')
-      .map((origin) => origin.trim())
-      .filter((origin) => origin !== ''),
+    mcpAllowedOrigins: list(env.MCP_ALLOWED_ORIGINS),
     metricsPort: optionalPort(env, 'METRICS_PORT'),
     syncMetricsPort: optionalPort(env, 'SYNC_METRICS_PORT'),
     metricsHost: env.METRICS_HOST || '127.0.0.1',

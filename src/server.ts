@@ -41,6 +41,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const gate = limitConnections(server, config.connectionLimits);
   // Each request draws its waits for PostgreSQL and Elasticsearch from one budget (see WaitBudget).
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    // Every answer says what it is: a browser must never guess another type (a JSON body run as HTML).
+    response.setHeader('X-Content-Type-Options', 'nosniff');
     if (gate.admit(request, response)) void withWaitBudget(() => callback(request, response));
   };
   server.on('request', handle);
@@ -90,7 +92,7 @@ function answerUnparsable(error: Error & { code?: string }, socket: Duplex, answ
         : badRequest(`malformed HTTP request: ${PARSER_ERRORS[error.code ?? ''] ?? 'the request could not be parsed'}`);
   const body = JSON.stringify(refusal.toJSON());
   socket.end(
-    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

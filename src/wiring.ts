@@ -9,6 +9,7 @@ import { RateLimiter } from './stores/redis/rateLimiter.js';
 import { ResponseCache } from './stores/redis/responseCache.js';
 import { Authenticator } from './services/authenticator.js';
 import type { Services } from './services/context.js';
+import { HealthCheck } from './services/health.js';
 import { Meter } from './services/meter.js';
 import { PointCache } from './services/pointCache.js';
 import { ShortCache } from './services/shortCache.js';
@@ -23,6 +24,9 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   const { pool, queries: db } = createRequestPathPool(config.databaseUrl, 20, guards.postgres);
   const redis = await connectRedis(config.redisUrl);
   const cache = new ResponseCache(redis, config.redisPrefix, guards.redis);
+  const elastic = createRequestPathElastic(config.elasticsearchUrl, guards.elastic);
+  // Usage writes wait as long as they need: a write given up on might still commit, and be written twice.
+  const meter = config.meteringEnabled ? new Meter(pool, log, config.meteringBufferMax) : null;
   const services: Omit<Services, 'metrics'> = {
     config,
     log,
@@ -30,21 +34,22 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     db,
     reads: new PointReads(db),
     redis,
-    elastic: createRequestPathElastic(config.elasticsearchUrl, guards.elastic),
+    elastic,
     indices: indexAliases(config.indexPrefix),
     authenticator: new Authenticator(db),
-    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, guards.redis),
+    rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, log, guards.redis),
     preflightLimiter: new RateLimiter(
       redis,
       `${config.redisPrefix}preflight:`,
       config.preflightRateLimitMax,
       config.rateLimitWindowS,
+      log,
       guards.redis,
     ),
     pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
-    // Usage writes wait as long as they need: a write given up on might still commit, and be written twice.
-    meter: config.meteringEnabled ? new Meter(pool, log, config.meteringBufferMax) : null,
+    meter,
+    health: new HealthCheck({ db, redis, elastic }, meter, log),
     guards: Object.values(guards),
   };
   return { ...services, metrics: config.metricsPort === null ? null : apiMetrics(services) };

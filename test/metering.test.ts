@@ -143,7 +143,7 @@ test.serial('while PostgreSQL refuses the writes, usage waits in memory and is w
     // An outage of the usage table alone: the rest of the service keeps working.
     await world.db.query('alter table usage_batches rename to usage_away');
     for (let i = 0; i < 30; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
-    t.true(await eventually(async () => (server.services.meter?.health().lastError ?? null) !== null));
+    t.true(await eventually(async () => server.services.meter?.health().failing === true));
     const health = (await (await fetch(`${server.url}/health`)).json()) as { metering: { pending: number; dropped: number } };
     t.is(health.metering.pending, 30);
     t.is(health.metering.dropped, 0);

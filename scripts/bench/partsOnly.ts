@@ -28,7 +28,7 @@ app.use(async (ctx) => {
     ctx.path,
     ctx.state.requestId,
     () => Promise.reject(new Error('not a cached answer')),
-    spendRequest(ctx, services.rateLimiter, log),
+    spendRequest(ctx, services.rateLimiter),
   );
   if (!('text' in answer) || !answer.cached) throw new Error('not a cached answer');
   ctx.set('X-Cache', 'HIT');

@@ -36,11 +36,7 @@ const spendsItself = ({ state: { route } }: AppContext): boolean =>
  * limited and metered before it is answered.
  */
 function guard(services: Services): Middleware {
-  const guarded = compose([
-    authenticate(services.authenticator),
-    keyOrigins(),
-    rateLimit(services.rateLimiter, services.log, spendsItself),
-  ]);
+  const guarded = compose([authenticate(services.authenticator), keyOrigins(), rateLimit(services.rateLimiter, spendsItself)]);
   return (ctx, next) => (requestAccess(ctx, ctx.state.route) === 'public' ? next() : guarded(ctx, next));
 }
 

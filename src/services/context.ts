@@ -8,6 +8,7 @@ import type { Elastic, IndexAliases } from '../stores/elasticsearch/client.js';
 import type { Redis } from '../stores/redis/client.js';
 import type { RateLimiter } from '../stores/redis/rateLimiter.js';
 import type { Authenticator } from './authenticator.js';
+import type { HealthCheck } from './health.js';
 import type { Meter } from './meter.js';
 import type { PointCache } from './pointCache.js';
 import type { ShortCache } from './shortCache.js';
@@ -33,6 +34,8 @@ export interface Services {
   shortCache: ShortCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */
   meter: Meter | null;
+  /** What GET /health answers, asked of the stores at most once a second. */
+  health: HealthCheck;
   /** The request path's guard of each store (PostgreSQL, Redis, Elasticsearch): their state and timeouts. */
   guards: readonly StoreGuard[];
   /** Null when metrics are off (METRICS_PORT unset). */

@@ -1,13 +1,15 @@
 import { z } from 'zod/v4';
-import type { MeterHealth } from './meter.js';
+import { isUnavailable } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Meter, MeterHealth } from './meter.js';
 import type { Services } from './context.js';
 
-const dependencyHealth = z.object({ status: z.enum(['up', 'down']), latency_ms: z.number(), error: z.string().optional() });
+const dependencyHealth = z.object({ status: z.enum(['up', 'down']) });
 
 const meterHealth = z.object({
   pending: z.int().meta({ description: 'Usage records not yet stored.' }),
   dropped: z.int().meta({ description: 'Usage records lost to a full buffer.' }),
-  lastError: z.string().nullable().meta({ description: 'Why the last write failed, while it is failing.' }),
+  failing: z.boolean().meta({ description: 'The last write of usage failed; the records wait for the next.' }),
 }) satisfies z.ZodType<MeterHealth>;
 
 /** GET /health's body, whether 200 or 503. */
@@ -19,53 +21,70 @@ export const health = z
   })
   .meta({ id: 'Health' });
 
-type DependencyHealth = z.output<typeof dependencyHealth>;
 export type Health = z.output<typeof health>;
 
 // Each dependency is asked in parallel and given this long: a load balancer's check gets its answer
 // within a second whatever stalls (a paused Redis holds a ping forever).
 const TIMEOUT_MS = 750;
+// /health is public and unlimited: however often it is asked, the stores are asked at most this often.
+const REUSE_MS = 1_000;
 
-async function probe(check: () => Promise<unknown>): Promise<DependencyHealth> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-      }),
-    ]);
-    return { status: 'up', latency_ms: Math.round((performance.now() - started) * 10) / 10 };
-  } catch (error) {
-    return {
-      status: 'down',
-      latency_ms: Math.round((performance.now() - started) * 10) / 10,
-      error: error instanceof Error ? error.message : String(error),
+type Checks = Record<'postgres' | 'redis' | 'elasticsearch', () => Promise<unknown>>;
+
+/**
+ * The health of this process's stores, for GET /health. Publicly only up or down: why a store is
+ * down (a driver's message, with host names and addresses) goes to the log.
+ */
+export class HealthCheck {
+  private last: { at: number; report: Promise<Omit<Health, 'metering'>> } | null = null;
+  private readonly checks: Checks;
+
+  constructor(
+    { db, redis, elastic }: Pick<Services, 'db' | 'redis' | 'elastic'>,
+    private readonly meter: Meter | null,
+    private readonly log: Logger,
+  ) {
+    this.checks = {
+      postgres: () => db.query('select 1'),
+      redis: () => redis.ping(),
+      elasticsearch: async () => {
+        const cluster = await elastic.cluster.health();
+        if (cluster.status === 'red') throw new Error('cluster status red');
+      },
     };
-  } finally {
-    clearTimeout(timer);
   }
-}
 
-/** Asks each dependency in parallel; any one down makes the service `degraded` (503). */
-export async function checkHealth(services: Services): Promise<Health> {
-  const entries = Object.entries(dependencyChecks(services));
-  const results = await Promise.all(entries.map(([, check]) => probe(check)));
-  const checks = Object.fromEntries(entries.map(([name], index) => [name, results[index]!]));
-  const meter = services.meter?.health();
-  // Dropped usage records are reported, not made a 503: a load balancer should keep the instance.
-  const healthy = results.every((result) => result.status === 'up');
-  return { status: healthy ? 'ok' : 'degraded', checks, metering: meter ?? { enabled: false } };
-}
+  /** Any one dependency down makes the service `degraded` (503). Calls within REUSE_MS of the last check share its answer. */
+  async report(): Promise<Health> {
+    const now = performance.now();
+    if (!this.last || now - this.last.at > REUSE_MS) this.last = { at: now, report: this.checkStores() };
+    // Dropped usage records are reported, not made a 503: a load balancer should keep the instance.
+    return { ...(await this.last.report), metering: this.meter?.health() ?? { enabled: false } };
+  }
 
-function dependencyChecks(services: Services): Record<string, () => Promise<unknown>> {
-  return {
-    postgres: () => services.db.query('select 1'),
-    redis: () => services.redis.ping(),
-    elasticsearch: async () => {
-      const health = await services.elastic.cluster.health();
-      if (health.status === 'red') throw new Error('cluster status red');
-    },
-  };
+  private async checkStores(): Promise<Omit<Health, 'metering'>> {
+    const entries = Object.entries(this.checks);
+    const results = await Promise.all(entries.map(([store, check]) => this.probe(store, check)));
+    const checks = Object.fromEntries(entries.map(([store], index) => [store, { status: results[index]! }]));
+    return { status: results.every((result) => result === 'up') ? 'ok' : 'degraded', checks };
+  }
+
+  private async probe(store: string, check: () => Promise<unknown>): Promise<'up' | 'down'> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        check(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+        }),
+      ]);
+      return 'up';
+    } catch (error) {
+      // A store's guard logs its outages, with the driver's message, once per interval; anything else is said here.
+      if (!isUnavailable(error)) this.log.info({ store, err: error }, 'health check: store down');
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }

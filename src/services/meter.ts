@@ -6,7 +6,8 @@ import { insertUsage } from '../stores/postgres/usage.js';
 export interface MeterHealth {
   pending: number;
   dropped: number;
-  lastError: string | null;
+  /** The last write failed (why is in the log, never in a public answer). */
+  failing: boolean;
 }
 
 const BATCH = 1_000;
@@ -30,7 +31,6 @@ export class Meter {
   private dropped = 0;
   private droppedUnreported = 0;
   private lastDropReport = -Infinity;
-  private lastError: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private queuedWrite: Promise<void> | null = null;
@@ -56,7 +56,7 @@ export class Meter {
   }
 
   health(): MeterHealth {
-    return { pending: this.buffered + this.inFlight, dropped: this.dropped, lastError: this.lastError };
+    return { pending: this.buffered + this.inFlight, dropped: this.dropped, failing: this.failures > 0 };
   }
 
   /** Writes everything buffered now. */
@@ -133,14 +133,12 @@ export class Meter {
       try {
         await insertUsage(this.db, batch);
         this.failures = 0;
-        this.lastError = null;
       } catch (error) {
         // Back to the front, ahead of anything recorded meanwhile.
         this.batches.unshift(batch);
         this.buffered += batch.size;
         this.failures += 1;
-        this.lastError = error instanceof Error ? error.message : String(error);
-        this.log.warn({ pending: this.buffered, err: this.lastError }, 'usage write failed; records kept for retry');
+        this.log.warn({ pending: this.buffered, err: error }, 'usage write failed; records kept for retry');
         return;
       } finally {
         this.inFlight = 0;

@@ -12,7 +12,7 @@ export const BATCH_BODY_LIMIT_BYTES = 512 * 1024;
  */
 export async function admitBatch<T>(
   ctx: AppContext,
-  { rateLimiter, log }: Pick<Services, 'rateLimiter' | 'log'>,
+  { rateLimiter }: Pick<Services, 'rateLimiter'>,
   read: () => Promise<readonly T[]>,
   units: (items: readonly T[]) => number = (items) => items.length,
 ): Promise<readonly T[]> {
@@ -20,9 +20,9 @@ export async function admitBatch<T>(
   try {
     items = await read();
   } catch (error) {
-    await spendItems(ctx, rateLimiter, log, 1);
+    await spendItems(ctx, rateLimiter, 1);
     throw error;
   }
-  await spendItems(ctx, rateLimiter, log, Math.max(1, units(items)));
+  await spendItems(ctx, rateLimiter, Math.max(1, units(items)));
   return items;
 }

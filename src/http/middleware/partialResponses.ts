@@ -22,10 +22,7 @@ function project(value: unknown, at: readonly string[], fields: ReadonlySet<stri
   return { ...value, [step]: project(value[step], rest, fields) };
 }
 
-export function partialResponses(
-  { rateLimiter, log }: Pick<Services, 'rateLimiter' | 'log'>,
-  spendsItself: (ctx: AppContext) => boolean,
-): Middleware {
+export function partialResponses({ rateLimiter }: Pick<Services, 'rateLimiter'>, spendsItself: (ctx: AppContext) => boolean): Middleware {
   return async (ctx, next) => {
     const partial = ctx.state.route?.partial;
     if (!partial) return next();
@@ -34,7 +31,7 @@ export function partialResponses(
       fields = parseFields(queryParam(ctx, 'fields'), partial.record, partial.what);
     } catch (error) {
       // Refused before the route could spend its unit: a 400 costs one, like any request.
-      if (spendsItself(ctx)) await spendRequest(ctx, rateLimiter, log);
+      if (spendsItself(ctx)) await spendRequest(ctx, rateLimiter);
       throw error;
     }
     await next();

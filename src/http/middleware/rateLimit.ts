@@ -1,5 +1,4 @@
 import { refused, type ApiError } from '../../errors.js';
-import type { Logger } from '../../log.js';
 import { batchRefused } from '../../services/batch.js';
 import type { RateDecision, RateLimiter } from '../../stores/redis/rateLimiter.js';
 import type { AppContext, Middleware } from '../route.js';
@@ -10,18 +9,17 @@ import type { AppContext, Middleware } from '../route.js';
  * left to its route, which calls `spendItems` (or `spendRequest`).
  */
 export const rateLimit =
-  (limiter: RateLimiter, log: Logger, spendsItself: (ctx: AppContext) => boolean = () => false): Middleware =>
+  (limiter: RateLimiter, spendsItself: (ctx: AppContext) => boolean = () => false): Middleware =>
   async (ctx, next) => {
-    if (!spendsItself(ctx)) await spendRequest(ctx, limiter, log);
+    if (!spendsItself(ctx)) await spendRequest(ctx, limiter);
     await next();
   };
 
 /** Spends one request of the key's budget (requests of one turn share a round trip to Redis). */
-export const spendRequest = (ctx: AppContext, limiter: RateLimiter, log: Logger): Promise<void> =>
+export const spendRequest = (ctx: AppContext, limiter: RateLimiter): Promise<void> =>
   spend(
     ctx,
     limiter,
-    log,
     () => limiter.take(ctx.state.kid!),
     (decision) => refused(`${decision.limit} requests per ${limiter.windowS} seconds`, decision),
   );
@@ -31,34 +29,22 @@ export const spendRequest = (ctx: AppContext, limiter: RateLimiter, log: Logger)
  * batch the remaining budget cannot cover is refused whole (429, with the wait until it fits), so
  * no batch is ever half done.
  */
-export const spendItems = (ctx: AppContext, limiter: RateLimiter, log: Logger, count: number): Promise<void> =>
+export const spendItems = (ctx: AppContext, limiter: RateLimiter, count: number): Promise<void> =>
   spend(
     ctx,
     limiter,
-    log,
     () => limiter.takeWhole(ctx.state.kid!, count),
     (decision) => batchRefused(count, decision, limiter.windowS),
   );
 
-/**
- * Takes a decision and says it in RateLimit-* headers, or refuses. While Redis is away the limiter
- * counts in memory (RateLimiter); a fault of the limiter otherwise lets the request through (logged):
- * it should not become an outage of the API.
- */
+/** Takes a decision and says it in RateLimit-* headers, or refuses (RateLimiter counts in memory when Redis cannot). */
 async function spend(
   ctx: AppContext,
   limiter: RateLimiter,
-  log: Logger,
   take: () => Promise<RateDecision>,
   refusal: (decision: RateDecision) => ApiError,
 ): Promise<void> {
-  let decision;
-  try {
-    decision = await take();
-  } catch (error) {
-    log.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request allowed');
-    return;
-  }
+  const decision = await take();
   sayBudget(ctx, decision, limiter.windowS);
   if (!decision.allowed) throw refusal(decision);
 }

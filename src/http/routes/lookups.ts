@@ -111,7 +111,7 @@ function pointRoute(
     answer: (services, requestId, { params }) => pointAnswer(services, requestId, family, params[param]!),
     async handle(ctx, services, params) {
       ctx.set('X-Cache', 'MISS');
-      const admission = spendRequest(ctx, services.rateLimiter, services.log);
+      const admission = spendRequest(ctx, services.rateLimiter);
       const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, ctx.path, admission);
       if (isMerged(answer)) return redirect(ctx, answer);
       if (answer.cached) ctx.set('X-Cache', 'HIT');

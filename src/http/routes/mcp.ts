@@ -109,7 +109,7 @@ export function mcpRoutes(tools: ToolSet): Route[] {
        * session to DELETE: those answer 405.
        */
       async handle(ctx, services) {
-        const { rateLimiter, log } = services;
+        const { rateLimiter } = services;
         const origin = ctx.get('Origin') || undefined;
         // A page of an origin its key names is no rebinding: the key's owner let that origin in.
         if (!ctx.state.fromKeyOrigin && !originAllowed(origin, services.config.mcpAllowedOrigins))
@@ -122,7 +122,7 @@ export function mcpRoutes(tools: ToolSet): Route[] {
         try {
           body = await readMcpBody(ctx);
         } catch (error) {
-          await spendRequest(ctx, rateLimiter, log);
+          await spendRequest(ctx, rateLimiter);
           // A body that is not JSON is the protocol's parse error; refused media types stay HTTP's.
           if (!(error instanceof ApiError) || error.status !== 400) throw error;
           sendJson(ctx, jsonRpcError(null, ErrorCode.ParseError, `parse error: ${error.message}`), 400);
@@ -139,11 +139,10 @@ export function mcpRoutes(tools: ToolSet): Route[] {
           await spendItems(
             ctx,
             rateLimiter,
-            log,
             units.reduce((sum, count) => sum + count, 0),
           );
         } else {
-          await spendRequest(ctx, rateLimiter, log);
+          await spendRequest(ctx, rateLimiter);
         }
         let answer;
         try {

@@ -1,4 +1,4 @@
-import { checkHealth, health } from '../../services/health.js';
+import { health } from '../../services/health.js';
 import type { Route } from '../route.js';
 import { sendJson } from '../messages.js';
 
@@ -20,14 +20,14 @@ export function publicRoutes(document: () => object): Route[] {
       doc: {
         summary: 'Health of the service and each dependency',
         description:
-          'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not. `metering.dropped` counts usage records lost to a full buffer.',
+          'Public: no key, not metered, not rate limited. 200 when every dependency answers, 503 when one does not; each says only `up` or `down` (why is in the server log), and the stores are asked at most once a second. `metering.dropped` counts usage records lost to a full buffer.',
         responses: {
           '200': { description: 'Every dependency is up.', content: { 'application/json': { schema: health } } },
           '503': { description: 'At least one dependency is down.', content: { 'application/json': { schema: health } } },
         },
       },
       async handle(ctx, services) {
-        const report = await checkHealth(services);
+        const report = await services.health.report();
         sendJson(ctx, report, report.status === 'ok' ? 200 : 503);
       },
     },

@@ -125,7 +125,8 @@ export const reconcileRoutes: readonly Route[] = [
         'Without `queries`: the service manifest, public (no key, not metered, not rate limited), since a client such as OpenRefine reads it before it knows it must ask for a key. ' +
         "Its `authentication` asks for the key as an API key in the `Authorization` header, written `Bearer svc_live_<kid>_<secret>` (the manifest's schema has no Bearer scheme). " +
         'Types: `book` (the default), `work`, `author`; properties: `author`, `isbn`, `year`, `publisher`. ' +
-        'With `queries` (a URL-encoded query batch): the same as the POST, with the key. Every `/reconcile` path answers CORS for any origin.',
+        'With `queries` (a URL-encoded query batch): the same as the POST, with the key. Every `/reconcile` path answers CORS for any origin. ' +
+        "The manifest's URLs start with the server's configured public URL (`PUBLIC_URL`), else with the request's own scheme and `Host`.",
       parameters: [
         {
           name: 'queries',
@@ -144,7 +145,8 @@ export const reconcileRoutes: readonly Route[] = [
       },
     },
     async handle(ctx, services) {
-      if (isManifest(ctx)) sendJson(ctx, reconcileManifest(`${ctx.protocol}://${ctx.host}`));
+      // Behind a proxy the request's Host may be an internal name, or whatever a client sent.
+      if (isManifest(ctx)) sendJson(ctx, reconcileManifest(services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`));
       else await answer(ctx, services, async () => parseJsonText(queryParam(ctx, 'queries')!));
     },
   },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isUnavailable } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { UNGUARDED, type Guard } from '../guard.js';
 import { perTurn, type Group } from '../../perTurn.js';
 import { luaScript, runScript, type Redis } from './client.js';
@@ -68,7 +69,7 @@ type Admission = [before: number, admitted: number, resetMs: number];
  * share one round trip to Redis: a client that sends many requests at once costs one script call
  * per turn, not one per request, and each request still gets its own exact decision.
  *
- * While Redis is away (the guard says so, within its bounded wait), each instance counts on its own
+ * While Redis is away or fails the script (the guard's bounded wait, an error), each instance counts on its own
  * with the same sliding window in memory: a key gets its budget from every instance, not an
  * unlimited one. Counting returns to Redis when Redis does, which has not seen the calls counted
  * meanwhile.
@@ -85,6 +86,7 @@ export class RateLimiter {
     private readonly prefix: string,
     readonly limit: number,
     readonly windowS: number,
+    private readonly log: Logger,
     private readonly guard: Guard = UNGUARDED,
   ) {
     this.local = new LocalWindows(limit, windowS * 1000);
@@ -119,7 +121,9 @@ export class RateLimiter {
     try {
       return (await this.guard.run(() => runScript(this.redis, SLIDING_WINDOW, keys, args))) as Admission;
     } catch (error) {
-      if (!isUnavailable(error)) throw error;
+      // Any error, not only an outage: a Redis that refuses writes (out of memory, read-only) must not
+      // make every request free. An outage is the guard's to log; anything else is worth a line.
+      if (!isUnavailable(error)) this.log.warn({ err: error, kid }, 'rate limiter failed; counting in memory');
       return this.local.admit(kid, count, mode);
     }
   }
