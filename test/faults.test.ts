@@ -139,23 +139,26 @@ const nextQuery = (() => {
 })();
 
 /** /health's entry for Elasticsearch, and the status code /health answered with. */
-async function elasticsearchHealth(): Promise<{ status: number; entry: { status: string; error?: string } | undefined }> {
+async function elasticsearchHealth(): Promise<{ status: number; entry: { status: string } | undefined }> {
   const health = await api.call('/health');
-  return { status: health.status, entry: (health.body.checks as Record<string, { status: string; error?: string }>).elasticsearch };
+  return { status: health.status, entry: (health.body.checks as Record<string, { status: string }>).elasticsearch };
 }
+
+/** /health answers from its last check for a second. */
+const pastHealthReuse = () => new Promise((resolve) => setTimeout(resolve, 1_100));
 
 test.serial(
   'Elasticsearch unreachable: search, match and recommendations answer 503 naming it, /health says it is down; lookups and changes keep working; it comes back without a restart',
   async (t) => {
     const before = await elasticsearchHealth();
     t.is(before.status, 200);
-    t.deepEqual(before.entry && { status: before.entry.status, error: before.entry.error }, { status: 'up', error: undefined });
+    t.deepEqual(before.entry, { status: 'up' });
     const from = api.log.length;
     await elastic.close();
+    await pastHealthReuse();
     const down = await elasticsearchHealth();
     t.is(down.status, 503);
-    t.is(down.entry?.status, 'down');
-    t.truthy(down.entry?.error, 'the entry says why');
+    t.deepEqual(down.entry, { status: 'down' }, 'why is in the log, not in the public answer');
     const needsSearch: [string, RequestInit?][] = [
       [`/v1/books/search?q=${nextQuery()}`],
       [`/v1/authors/search?q=${nextQuery()}`],
@@ -177,6 +180,7 @@ test.serial(
 
     await elastic.open();
     t.true(await eventually(async () => (await api.call(`/v1/books/search?q=${nextQuery()}`)).status === 200, 5_000));
+    await pastHealthReuse();
     const back = await elasticsearchHealth();
     t.is(back.status, 200);
     t.is(back.entry?.status, 'up');
