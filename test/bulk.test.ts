@@ -147,10 +147,9 @@ test.serial('a bulk lookup and GET share their cache entries both ways, byte for
     (await (await post('/v1/isbn/batch', { isbns: [viaGet!.isbn_13] })).text()).includes(`"book":${getText}}`),
     'the bytes GET stored',
   );
-  t.regex(
-    await (await post('/v1/isbn/batch', { isbns: [`${viaGet!.isbn_13} `] })).text(),
-    /Changed behind the cache/,
-    'another spelling is another entry, read afresh',
+  t.true(
+    (await (await post('/v1/isbn/batch', { isbns: [`${viaGet!.isbn_13} `] })).text()).includes(`"book":${getText}}`),
+    'another spelling of the ISBN is the same entry',
   );
   const hit = await api.get(`/v1/isbn/${viaBulk!.isbn_13}`);
   t.is(hit.headers.get('x-cache'), 'HIT');

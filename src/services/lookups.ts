@@ -78,14 +78,23 @@ const ID_EXAMPLES: Record<EntityKind, string> = { book: 'bk_5n1x7q0c2r9a', work:
  * other control characters, any other length. A store never has to cope with such bytes, and one
  * such request can never fail the others that share its batched read.
  */
-export function requireId(kind: EntityKind, id: string): void {
+export function requireId(kind: EntityKind, id: string): string {
   if (kindOfId(id) !== kind) throw badRequest(`invalid ${kind} id: ${quoted(id)} is not of the form ${ID_EXAMPLES[kind]}`);
+  return id;
 }
 
 const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map((author) => author.id)];
 
+/**
+ * The longest identifier argument read (an ISBN with its hyphens and spaces; ids are shorter still):
+ * text past it is refused before it is parsed, cached or echoed.
+ */
+export const IDENTIFIER_MAX_LENGTH = 64;
+
 /** The ISBN `text` spells, or the 400 of text that spells none (checked before any store sees it, as ids are). */
 export function requireIsbn(text: string): NonNullable<ReturnType<typeof parseIsbn>> {
+  if (text.length > IDENTIFIER_MAX_LENGTH)
+    throw badRequest(`invalid ISBN: ${quoted(text)} is longer than ${IDENTIFIER_MAX_LENGTH} characters`);
   const isbn = parseIsbn(text);
   if (!isbn) throw badRequest(`invalid ISBN: ${quoted(text)} is not a valid ISBN-10 or ISBN-13`);
   return isbn;

@@ -11,6 +11,7 @@ import { knownTitleWords } from '../stores/elasticsearch/titleWords.js';
 import type { Spelling } from '../stores/elasticsearch/search.js';
 import { perTurn } from '../perTurn.js';
 import { booksByIds } from '../stores/postgres/catalogue.js';
+import { IDENTIFIER_MAX_LENGTH } from './lookups.js';
 import type { SearchServices } from './search.js';
 
 /**
@@ -27,10 +28,10 @@ export const CANDIDATE_POOL = 30;
 const TEXT_MAX_LENGTH = 500;
 
 /** A text field: collapsed whitespace, and empty counts as absent. */
-const textField = (name: string, description: string) =>
+const textField = (name: string, description: string, maxLength = TEXT_MAX_LENGTH) =>
   z
     .string({ error: `${name} must be a string` })
-    .max(TEXT_MAX_LENGTH, `${name} must be at most ${TEXT_MAX_LENGTH} characters`)
+    .max(maxLength, `${name} must be at most ${maxLength} characters`)
     .nullish()
     .transform((value) => (value === undefined || value === null ? null : collapseWhitespace(value) || null))
     .meta({ description });
@@ -44,6 +45,7 @@ const matchFields = {
   isbn: textField(
     'isbn',
     'ISBN-10 or ISBN-13, hyphens allowed. An invalid one beside a title is ignored (`signals.isbn` is `invalid`). At least one of title and isbn is required.',
+    IDENTIFIER_MAX_LENGTH,
   ),
   author: textField('author', 'One name or a credit line, in any common form ("Rowling, J.K.; Mary GrandPré", "J.R.R. Tolkien").').meta({
     example: 'Rowling, J.K.',

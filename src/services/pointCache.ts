@@ -7,7 +7,7 @@ import { isMerged, type Merged, type Resolved } from './lookups.js';
 export type PointAnswer = { text: string; cached: boolean } | Merged;
 
 /**
- * The 24-hour cache of point lookups, keyed by the lookup's URL path (`/v1/isbn/...`, `/v1/books/...`).
+ * The 24-hour cache of point lookups, keyed by the lookup's canonical path (`/v1/isbn/<ISBN-13>`, `/v1/books/<id>`).
  * One per process (Services.pointCache): the GET routes, the bulk lookups and the MCP lookup tools
  * all answer through `answer`, so all of them read and fill the same entries with the same bytes.
  * Redis trouble degrades to a miss.

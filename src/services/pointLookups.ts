@@ -15,7 +15,7 @@ import type { PointAnswer } from './pointCache.js';
 
 /**
  * The four point lookups as their GET routes answer them (`/v1/<family>/<key>`), through the
- * 24-hour cache under the route's URL. The GET routes, the bulk lookups and the MCP tools all go
+ * 24-hour cache under the canonical URL. The GET routes, the bulk lookups and the MCP tools all go
  * through here, so each reads and fills the entries the others do.
  */
 
@@ -26,9 +26,12 @@ const READS: Record<PointFamily, (reads: Services['reads'], key: string) => Prom
   authors: authorById,
 };
 
-/** Refuses a key that cannot be one of its family (400) before the cache or any store is asked. */
-const CHECKS: Record<PointFamily, (key: string) => unknown> = {
-  isbn: requireIsbn,
+/**
+ * The key's one spelling, or the 400 of a key that cannot be one of its family, before the cache or
+ * any store is asked: an ISBN as its ISBN-13, whatever hyphens, spaces or ISBN-10 the client sent.
+ */
+const CANONICAL: Record<PointFamily, (key: string) => string> = {
+  isbn: (isbn) => requireIsbn(isbn).isbn13,
   books: (id) => requireId('book', id),
   works: (id) => requireId('work', id),
   authors: (id) => requireId('author', id),
@@ -45,8 +48,10 @@ const SURVIVOR_FAMILY: Record<PointFamily, Exclude<PointFamily, 'isbn'>> = {
 type PointServices = Pick<Services, 'reads' | 'pointCache'>;
 
 /**
- * What GET `path` (the URL of `key` in `family`) answers. Errors of the key (400, 404) are thrown;
- * a key that cannot be one of its family is refused before the cache is read. `admission` (the
+ * What GET answers for `key` in `family`. Errors of the key (400, 404) are thrown; a key that cannot
+ * be one of its family is refused before the cache is read. The answer is cached under the key's
+ * canonical path (`/v1/isbn/<ISBN-13>`, `/v1/books/<id>`): however a client spells an ISBN, the
+ * cache and the sets of the entities it shows hold one short entry for it. `admission` (the
  * request's rate-limit decision, under way) settles first, whatever the answer.
  */
 export async function pointAnswer(
@@ -54,16 +59,16 @@ export async function pointAnswer(
   requestId: string,
   family: PointFamily,
   key: string,
-  path = recordPath(family, key),
   admission: Promise<void> = Promise.resolve(),
 ): Promise<PointAnswer> {
+  let canonical;
   try {
-    CHECKS[family](key);
+    canonical = CANONICAL[family](key);
   } catch (error) {
     await admission;
     throw error;
   }
-  return services.pointCache.answer(path, requestId, () => READS[family](services.reads, key), admission);
+  return services.pointCache.answer(recordPath(family, canonical), requestId, () => READS[family](services.reads, canonical), admission);
 }
 
 /** A found record's JSON text, and the survivor's id when the key was merged (followed as a client follows the 301). */
@@ -75,10 +80,8 @@ export interface Followed {
 /** What GET answers for `key`, a merged id or ISBN followed to the survivor's own GET. */
 export async function pointFollowing(services: PointServices, requestId: string, family: PointFamily, key: string): Promise<Followed> {
   const survivorFamily = SURVIVOR_FAMILY[family];
-  const { answer, mergedInto } = await followMerges(
-    key,
-    await pointAnswer(services, requestId, family, key),
-    ({ mergedInto: id, location }) => pointAnswer(services, requestId, survivorFamily, id, location),
+  const { answer, mergedInto } = await followMerges(key, await pointAnswer(services, requestId, family, key), ({ mergedInto: id }) =>
+    pointAnswer(services, requestId, survivorFamily, id),
   );
   return { text: answer.text, mergedInto };
 }

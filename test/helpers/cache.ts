@@ -1,8 +1,16 @@
+import { parseIsbn } from '../../src/domain/isbn.js';
 import type { TestWorld } from './env.js';
 import { eventually } from './eventually.js';
 
-/** The Redis key of a cached answer: point lookups under their path, the short cache under its own names. */
-export const cacheKey = (world: TestWorld, name: string): string => `${world.config.redisPrefix}cache:${name}`;
+/** The Redis key of a cached answer: point lookups under their canonical path, the short cache under its own names. */
+export const cacheKey = (world: TestWorld, name: string): string => `${world.config.redisPrefix}cache:${canonicalPath(name)}`;
+
+/** A point lookup's path as the cache keys it: an ISBN in any spelling as its ISBN-13. */
+function canonicalPath(name: string): string {
+  const spelled = /^\/v1\/isbn\/(.+)$/.exec(name)?.[1];
+  const isbn = spelled === undefined ? null : parseIsbn(decodeURIComponent(spelled));
+  return isbn ? `/v1/isbn/${isbn.isbn13}` : name;
+}
 
 /**
  * Waits until the cache holds the answer of `path`: a request does not wait for its cache write, so

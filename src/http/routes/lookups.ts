@@ -1,6 +1,6 @@
 import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
 import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../../domain/records.js';
-import { isMerged, mergedBody, type Merged, type PointFamily, type Resolved } from '../../services/lookups.js';
+import { IDENTIFIER_MAX_LENGTH, isMerged, mergedBody, type Merged, type PointFamily, type Resolved } from '../../services/lookups.js';
 import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer } from '../../services/pointLookups.js';
 import { spendRequest } from '../middleware/rateLimit.js';
@@ -94,7 +94,7 @@ function pointRoute(
     tool,
     doc: {
       summary: doc.summary,
-      description: `${doc.description} Cached for 24 hours by URL (after authentication and rate limiting); a change to the record drops its cached answers at once.`,
+      description: `${doc.description} Cached for 24 hours under its canonical URL, an ISBN as its ISBN-13 (after authentication and rate limiting); a change to the record drops its cached answers at once.`,
       parameters: [doc.parameter],
       responses: {
         '200': {
@@ -112,7 +112,7 @@ function pointRoute(
     async handle(ctx, services, params) {
       ctx.set('X-Cache', 'MISS');
       const admission = spendRequest(ctx, services.rateLimiter);
-      const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, ctx.path, admission);
+      const answer = await pointAnswer(services, ctx.state.requestId, family, params[param]!, admission);
       if (isMerged(answer)) return redirect(ctx, answer);
       if (answer.cached) ctx.set('X-Cache', 'HIT');
       sendJsonText(ctx, answer.text);
@@ -141,7 +141,7 @@ export const lookupRoutes: readonly Route[] = [
         name: 'isbn',
         in: 'path',
         required: true,
-        description: 'ISBN-10 or ISBN-13.',
+        description: `ISBN-10 or ISBN-13, at most ${IDENTIFIER_MAX_LENGTH} characters with its hyphens and spaces.`,
         schema: { type: 'string' },
         example: '978-0-439-02348-1',
       },

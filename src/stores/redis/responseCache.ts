@@ -5,7 +5,7 @@ import { perTurn, type Group } from '../../perTurn.js';
 /**
  * Cached response bodies. A point-lookup answer is remembered under the ids of the entities it
  * shows, so a change to any of them drops every cached answer that showed it (a book's page, its
- * ISBN pages in any spelling, its work's page).
+ * ISBN's page, its work's page).
  *
  * One race needs care: a request reads the old row, the change commits and invalidates, then the
  * request stores the old row for 24 hours. So a miss returns Redis' clock, every invalidation stamps
