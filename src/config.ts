@@ -49,6 +49,11 @@ export interface Config {
   storeWaitMs: number;
   /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
   connectionLimits: ConnectionLimits;
+  /**
+   * How long after PostgreSQL last confirmed a key the key keeps working while PostgreSQL is away
+   * (KEY_OUTAGE_GRACE_S): a revocation made meanwhile cannot be read, so the window is bounded.
+   */
+  keyOutageGraceS: number;
   /** The base URL clients reach the service at (PUBLIC_URL), for URLs the service writes; null: the request's Host. */
   publicUrl: string | null;
   meteringEnabled: boolean;
@@ -117,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     connectionLimits: connectionLimits(env),
+    keyOutageGraceS: integer(env, 'KEY_OUTAGE_GRACE_S', 60),
     publicUrl: publicUrl(env.PUBLIC_URL),
     meteringEnabled: env.METERING !== 'off',
     meteringBufferMax: integer(env, 'METERING_BUFFER_MAX', 100_000),

@@ -36,7 +36,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     redis,
     elastic,
     indices: indexAliases(config.indexPrefix),
-    authenticator: new Authenticator(db),
+    authenticator: new Authenticator(db, config.keyOutageGraceS * 1_000),
     rateLimiter: new RateLimiter(redis, config.redisPrefix, config.rateLimitMax, config.rateLimitWindowS, log, guards.redis),
     preflightLimiter: new RateLimiter(
       redis,

@@ -64,7 +64,7 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
   const server = await startServer({ ...world.config, rateLimitMax: 100_000, ...overrides }, pino(loggerOptions('info'), sink));
   servers.push(server);
   const { kid, auth } = await newKey(world);
-  // The key's first check (scrypt, slow by design) is made before any answer is timed.
+  // The key's first check (a read of PostgreSQL) is made before any answer is timed.
   await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
   return {
     server,

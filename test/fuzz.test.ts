@@ -150,7 +150,7 @@ const authorization = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ value: undefined, valid: false }) },
   {
     weight: 1,
-    // A well-formed key that is not ours: an unknown kid, or (rarely: each costs a real scrypt) ours with a wrong secret.
+    // A well-formed key that is not ours: an unknown kid, or (rarely) ours with a wrong secret.
     arbitrary: fc
       .tuple(fc.stringMatching(/^[0-9a-z]{12}$/), fc.stringMatching(/^[0-9A-Za-z]{52}$/), fc.nat(9))
       .map(([otherKid, secret, dice]) => ({

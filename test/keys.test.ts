@@ -17,7 +17,7 @@ test.serial('keys create prints the new key once, alone on the last line, and st
   const kid = key.split('_')[2]!;
   const { rows } = await world.db.query('select name, secret_hash from api_keys where kid = $1', [kid]);
   t.is(rows[0].name, 'reading app');
-  t.regex(rows[0].secret_hash, /^scrypt\$/);
+  t.regex(rows[0].secret_hash, /^sha256\$/);
   t.false(rows[0].secret_hash.includes(key.split('_')[3]));
   t.false(result.stderr.includes(key.split('_')[3]!), 'the secret never reaches the log');
 

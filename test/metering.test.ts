@@ -103,7 +103,7 @@ const CRASH_LOSS_WINDOW_MS = 300;
 test.serial('kill -9 in the middle of traffic loses only usage of the calls answered just before it', async (t) => {
   const { kid, auth } = await newKey(world, 'crash');
   const server = await spawnServer({ ...world.env, RATE_LIMIT_MAX: '1000000' });
-  // Warm: the first call of a key runs scrypt; it is metered and counted like the others.
+  // Warm: the first call of a key reads it from PostgreSQL; it is metered and counted like the others.
   await (await fetch(`${server.url}/v1/isbn/9780306406157`, { headers: auth })).arrayBuffer();
   const answeredAt: number[] = [Date.now()];
   let killedAt = Infinity;

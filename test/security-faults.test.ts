@@ -7,7 +7,7 @@ import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createWorld, newKey, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
-import { RedisProcess, TcpProxy } from './helpers/faults.js';
+import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
 
 /**
  * The security findings that need a store to misbehave for real (issue 34): a Redis of the test's
@@ -121,3 +121,39 @@ test.serial('/health says only up or down per store, and asks the stores at most
     await elastic.open();
   }
 });
+
+test.serial(
+  'while PostgreSQL is away, a known key keeps working only for KEY_OUTAGE_GRACE_S after PostgreSQL last confirmed it, then answers 503',
+  async (t) => {
+    const postgres = await PostgresCluster.create();
+    const away = await createWorld({
+      REDIS_URL: redis.url,
+      ELASTICSEARCH_URL: elastic.url,
+      DATABASE_URL: postgres.url('bookmeta_security'),
+    });
+    // Without metering, whose writes would wait for PostgreSQL on stop.
+    const server = await startServer({ ...away.config, keyOutageGraceS: 4, meteringEnabled: false }, pino({ level: 'silent' }));
+    try {
+      const { auth } = await newKey(away);
+      // An invalid ISBN is answered without any store once the key is checked: 400 while the key works.
+      const call = async () => {
+        const response = await fetch(`${server.url}/v1/isbn/123`, { headers: auth });
+        return { status: response.status, body: (await response.json()) as { error: { code: string; message: string } } };
+      };
+      t.is((await call()).status, 400);
+      const confirmedAt = Date.now();
+      await postgres.stop();
+      const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, confirmedAt + ms - Date.now())));
+      await until(3_300);
+      t.is((await call()).status, 400, 'past the age at which a key is read again, within the grace');
+      await until(5_500);
+      const after = await call();
+      t.is(after.status, 503);
+      t.regex(after.body.error.message, /^PostgreSQL is unavailable/);
+    } finally {
+      await server.stop();
+      await away.destroy().catch(() => undefined);
+      await postgres.destroy();
+    }
+  },
+);

@@ -1,8 +1,12 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { createConnection } from 'node:net';
 import test from 'ava';
 import { loadConfig } from '../src/config.js';
+import { Authenticator } from '../src/services/authenticator.js';
+import type { Queryable } from '../src/stores/postgres/pool.js';
 import { csvFile, GOODBOOKS_HEADER, importFile } from './helpers/catalogue.js';
-import { useApi } from './helpers/env.js';
+import { newKey, useApi } from './helpers/env.js';
+import { eventually } from './helpers/eventually.js';
 
 /**
  * What a key holder, or anyone, can get out of the service beyond what the contract allows (issue
@@ -143,3 +147,70 @@ test.serial(
     );
   },
 );
+
+/** The stored form keys had before SHA-256: scrypt, N 16384, r 8, p 1. */
+function scryptHash(secret: string): string {
+  const salt = randomBytes(16);
+  return ['scrypt', 16_384, 8, 1, salt.toString('base64'), scryptSync(secret, salt, 32, { N: 16_384, r: 8, p: 1 }).toString('base64')].join(
+    '$',
+  );
+}
+
+const storedHash = async (kid: string): Promise<string> =>
+  (await api.world.db.query<{ secret_hash: string }>('select secret_hash from api_keys where kid = $1', [kid])).rows[0]!.secret_hash;
+
+test.serial(
+  'a key is stored as SHA-256; an old scrypt hash keeps working, at most one scrypt a second per kid, and becomes SHA-256 on its first success',
+  async (t) => {
+    const fresh = await newKey(api.world, 'fresh');
+    t.regex(await storedHash(fresh.kid), /^sha256\$[A-Za-z0-9+/]{43}=$/);
+
+    const old = await newKey(api.world, 'old');
+    const secret = old.key.split('_')[3]!;
+    await api.world.db.query('update api_keys set secret_hash = $2 where kid = $1', [old.kid, scryptHash(secret)]);
+    const call = async (key: string) => {
+      const response = await fetch(`${api.server.url}/v1/changes?since=0`, { headers: { Authorization: `Bearer ${key}` } });
+      return { status: response.status, body: await response.text() };
+    };
+    const wrong = `svc_live_${old.kid}_${'x'.repeat(52)}`;
+    t.is((await call(wrong)).status, 401);
+    // Within a second of that check, no other secret is hashed with scrypt: even the right one waits.
+    t.is((await call(old.key)).status, 401);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const right = await Promise.all([call(old.key), call(old.key), call(old.key)]);
+    t.deepEqual(
+      right.map((answer) => answer.status),
+      [200, 200, 200],
+      'calls at once share the one check',
+    );
+    t.true(await eventually(async () => (await storedHash(old.kid)).startsWith('sha256$'), 5_000));
+    t.is((await call(wrong)).status, 401);
+    t.is((await call(old.key)).status, 200, 'checked by SHA-256 now, with no wait');
+  },
+);
+
+test('an unknown kid and a wrong secret for a known one get the same 401, after the same work: one read of the key, then remembered', async (t) => {
+  const unknownKey = `svc_live_${'z'.repeat(12)}_${'a'.repeat(52)}`;
+  const wrongSecret = `svc_live_${api.kid}_${'b'.repeat(52)}`;
+  const bodies = await Promise.all(
+    [unknownKey, wrongSecret].map(async (key) =>
+      (await fetch(`${api.server.url}/v1/changes?since=0`, { headers: { Authorization: `Bearer ${key}` } })).text(),
+    ),
+  );
+  t.is(bodies[0], bodies[1]);
+  t.deepEqual(JSON.parse(bodies[0]!), { error: { code: 'unauthorized', message: 'API key is not valid' } });
+
+  const reads: string[] = [];
+  const db: Queryable = {
+    query: (text, values) => {
+      reads.push(String(values?.[0]));
+      return api.world.db.query(text, values);
+    },
+  };
+  const authenticator = new Authenticator(db, 60_000);
+  for (let i = 0; i < 3; i++) {
+    t.deepEqual(await authenticator.verify(unknownKey), { ok: false, reason: 'invalid' });
+    t.deepEqual(await authenticator.verify(wrongSecret), { ok: false, reason: 'invalid' });
+  }
+  t.deepEqual(reads.sort(), [api.kid, 'zzzzzzzzzzzz']);
+});

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
+import { hash, randomBytes, scrypt as scryptCallback, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
 
 /** API keys look like `svc_live_<kid>_<secret>`: the kid names the key, the secret proves it. */
 
@@ -34,22 +34,33 @@ const scrypt = (password: BinaryLike, salt: BinaryLike, length: number, options:
     scryptCallback(password, salt, length, options, (error, derived) => (error ? reject(error) : resolve(derived))),
   );
 
-const COST = { N: 16_384, r: 8, p: 1 };
-
-/** The stored form of a secret: `scrypt$N$r$p$salt$hash`, salt and hash in base64. */
-export async function hashSecret(secret: string): Promise<string> {
-  const salt = randomBytes(16);
-  const hash = await scrypt(secret, salt, 32, COST);
-  return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
+/**
+ * The stored form of a secret: `sha256$<digest>`, the digest in base64. A slow hash (scrypt, bcrypt)
+ * protects what a person chose; this secret is 260 random bits, which no guessing reaches, and a
+ * slow hash would only make each failed attempt cost the server a key derivation.
+ */
+export function hashSecret(secret: string): string {
+  return `sha256$${hash('sha256', secret, 'base64')}`;
 }
 
+/** A stored form from before SHA-256: `scrypt$N$r$p$salt$hash`. Slow to check; replaced by hashSecret's on first use. */
+export const isScryptHash = (stored: string): boolean => stored.startsWith('scrypt$');
+
+/** Whether `secret` is the one `stored` was made from, compared in constant time; an unknown scheme never matches. */
 export async function secretMatches(secret: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(secret, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
-  return timingSafeEqual(actual, expected);
+  const [scheme, ...parts] = stored.split('$');
+  if (scheme === 'sha256') return sameBytes(hash('sha256', secret, 'buffer'), Buffer.from(parts[0] ?? '', 'base64'));
+  if (scheme !== 'scrypt') return false;
+  const [n, r, p, salt, digest] = parts;
+  if (!salt || !digest) return false;
+  const expected = Buffer.from(digest, 'base64');
+  return sameBytes(
+    await scrypt(secret, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) }),
+    expected,
+  );
 }
+
+const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
 
 /**
  * A web origin a key may be used from, as browsers send it in `Origin`: `https://shelf.example` or

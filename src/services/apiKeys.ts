@@ -16,12 +16,12 @@ export function keyOrigins(texts: readonly string[]): string[] {
 }
 
 /**
- * Issues a key: only the scrypt hash of its secret is stored, so the returned key is shown once.
+ * Issues a key: only a hash of its secret is stored (hashSecret), so the returned key is shown once.
  * `origins`: the web origins whose pages may use it (CORS); none for a server-side key.
  */
 export async function issueApiKey(db: Queryable, name: string, origins: readonly string[] = []): Promise<{ kid: string; key: string }> {
   const { kid, secret, key } = generateApiKey();
-  await insertApiKey(db, kid, name, await hashSecret(secret), keyOrigins(origins));
+  await insertApiKey(db, kid, name, hashSecret(secret), keyOrigins(origins));
   return { kid, key };
 }
 

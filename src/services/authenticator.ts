@@ -1,38 +1,50 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import { parseApiKey, secretMatches } from '../domain/apiKey.js';
+import { hashSecret, isScryptHash, parseApiKey, secretMatches } from '../domain/apiKey.js';
 import { isUnavailable } from '../errors.js';
-import { findApiKey, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
+import { findApiKey, replaceSecretHash, type ApiKeyRow } from '../stores/postgres/apiKeys.js';
 import type { Queryable } from '../stores/postgres/pool.js';
 
 export type Verdict = { ok: true; kid: string; origins: readonly string[] } | { ok: false; reason: 'malformed' | 'invalid' | 'revoked' };
 
 interface KnownKey {
+  /** Null for a kid PostgreSQL does not hold: remembered too, so that it costs what a known kid costs. */
   row: ApiKeyRow | null;
+  /** When PostgreSQL last answered for this kid. */
   fetchedAt: number;
-  /** SHA-256 of the last secret that passed scrypt, so repeat calls skip the slow hash. */
-  verifiedDigest: Buffer | null;
   refreshing: Promise<void> | null;
   /** Why the last refresh failed, while it keeps failing. */
   failure: unknown;
+  /** The last scrypt check of an old hash: which secret it hashed, when, and its answer. */
+  slowCheck: { digest: Buffer; at: number; matched: Promise<boolean> } | null;
 }
 
 // A key row older than this is refreshed in the background; older than MAX_AGE_MS, before answering.
 // Together they bound how long a revoked key keeps working on a running instance (under 5 s), as
-// long as the instance can read PostgreSQL: while it is away, a key the instance knows keeps working.
+// long as the instance can read PostgreSQL; while it is away, a key keeps working for the outage
+// grace after PostgreSQL last confirmed it (KEY_OUTAGE_GRACE_S), then answers 503.
 const REFRESH_AFTER_MS = 1_000;
 const MAX_AGE_MS = 3_000;
+// Kids remembered at most: made-up kids beyond it push out the oldest made-up ones, never a real key.
+const MAX_REMEMBERED = 10_000;
+// At most one scrypt per kid in this long: guesses at an old hash cannot keep the CPU busy.
+const SLOW_CHECK_EVERY_MS = 1_000;
+// What an unknown kid's secret is compared with: the work of a wrong secret for a known kid.
+const NO_KEY_HASH = hashSecret('');
 
 const digest = (secret: string): Buffer => hash('sha256', secret, 'buffer');
 
 /**
- * Verifies API keys against their scrypt hashes. A verified secret is remembered by digest, so the
- * hot path costs one SHA-256 and a constant-time compare, not a key-derivation per request.
+ * Verifies API keys against their stored hashes (SHA-256: see hashSecret). Every well-formed key
+ * costs one SHA-256 and a constant-time compare, whether its kid exists or not, so neither the time
+ * nor the answer tells which kids exist. Hashes from before SHA-256 (scrypt) are checked at most
+ * once a second per kid and replaced on their first success.
  */
 export class Authenticator {
   private readonly known = new Map<string, KnownKey>();
 
   constructor(
     private readonly db: Queryable,
+    private readonly outageGraceMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -41,15 +53,31 @@ export class Authenticator {
     if (!parsed) return { ok: false, reason: 'malformed' };
     const entry = this.freshEntry(parsed.kid) ?? (await this.staleEntry(parsed.kid));
     const row = entry.row;
-    if (!row) return { ok: false, reason: 'invalid' };
-    const presented = digest(parsed.secret);
-    const remembered = entry.verifiedDigest !== null && timingSafeEqual(entry.verifiedDigest, presented);
-    if (!remembered) {
-      if (!(await secretMatches(parsed.secret, row.secretHash))) return { ok: false, reason: 'invalid' };
-      entry.verifiedDigest = presented;
-    }
+    const matches =
+      row && isScryptHash(row.secretHash)
+        ? await this.scryptMatches(entry, row, parsed.secret)
+        : await secretMatches(parsed.secret, row?.secretHash ?? NO_KEY_HASH);
+    if (!row || !matches) return { ok: false, reason: 'invalid' };
     // Only a holder of the secret learns that the key was revoked.
     return row.revokedAt ? { ok: false, reason: 'revoked' } : { ok: true, kid: parsed.kid, origins: row.origins };
+  }
+
+  /**
+   * An old scrypt hash: one check per kid per SLOW_CHECK_EVERY_MS. Within it, the secret under check
+   * shares its answer and any other is refused unhashed. A match replaces the stored hash with SHA-256.
+   */
+  private async scryptMatches(entry: KnownKey, row: ApiKeyRow, secret: string): Promise<boolean> {
+    const presented = digest(secret);
+    const last = entry.slowCheck;
+    if (last && this.now() - last.at < SLOW_CHECK_EVERY_MS) return timingSafeEqual(last.digest, presented) && last.matched;
+    const matched = secretMatches(secret, row.secretHash);
+    entry.slowCheck = { digest: presented, at: this.now(), matched };
+    if (!(await matched)) return false;
+    const secretHash = hashSecret(secret);
+    // Not waited for by the request: if the write fails (PostgreSQL away), the next use writes it.
+    replaceSecretHash(this.db, row.kid, row.secretHash, secretHash).catch(() => undefined);
+    entry.row = { ...row, secretHash };
+    return true;
   }
 
   /** The remembered entry when it needs no refresh: the common case, answered without waiting. */
@@ -62,34 +90,44 @@ export class Authenticator {
   private async staleEntry(kid: string): Promise<KnownKey> {
     let entry = this.known.get(kid);
     if (!entry) {
-      entry = { row: null, fetchedAt: 0, verifiedDigest: null, refreshing: null, failure: null };
-      this.known.set(kid, entry);
+      entry = { row: null, fetchedAt: 0, refreshing: null, failure: null, slowCheck: null };
+      this.remember(kid, entry);
     }
     entry.refreshing ??= this.refresh(kid, entry);
     if (this.now() - entry.fetchedAt > MAX_AGE_MS) {
       await entry.refreshing;
-      // Without a fresh row, fail closed, unless PostgreSQL is away and the key was known before: no
-      // revocation can be made meanwhile that this instance could have read.
-      if (this.now() - entry.fetchedAt > MAX_AGE_MS && !(isUnavailable(entry.failure) && entry.row)) {
-        if (!entry.row) this.known.delete(kid);
+      // Without a fresh row, fail closed, unless PostgreSQL is away and confirmed the key within the
+      // grace: a revocation made meanwhile cannot be read, so how long a key outlives one is bounded.
+      const age = this.now() - entry.fetchedAt;
+      if (age > MAX_AGE_MS && !(isUnavailable(entry.failure) && entry.row && age <= this.outageGraceMs)) {
         throw isUnavailable(entry.failure) ? entry.failure : new Error('API key store unreachable', { cause: entry.failure });
       }
     }
-    // Unknown kids are not kept: a flood of made-up kids must not grow this map.
-    if (!entry.row) this.known.delete(kid);
     return entry;
+  }
+
+  /** Adds an entry; past MAX_REMEMBERED, the oldest entry of an unknown kid makes room. */
+  private remember(kid: string, entry: KnownKey): void {
+    if (this.known.size >= MAX_REMEMBERED) {
+      for (const [oldKid, old] of this.known)
+        if (!old.row && !old.refreshing) {
+          this.known.delete(oldKid);
+          break;
+        }
+    }
+    this.known.set(kid, entry);
   }
 
   /** Never rejects: a failed refresh leaves the entry stale, and `staleEntry` decides what that means. */
   private async refresh(kid: string, entry: KnownKey): Promise<void> {
     try {
       const row = await findApiKey(this.db, kid);
-      if (row?.secretHash !== entry.row?.secretHash) entry.verifiedDigest = null;
+      if (row?.secretHash !== entry.row?.secretHash) entry.slowCheck = null;
       entry.row = row;
       entry.fetchedAt = this.now();
       entry.failure = null;
     } catch (error) {
-      // Kept for `staleEntry` to decide: the old row stays until MAX_AGE_MS, and past it while PostgreSQL is away.
+      // Kept for `staleEntry` to decide: the old row stays until MAX_AGE_MS, and past it within the outage grace.
       entry.failure = error;
     } finally {
       entry.refreshing = null;

@@ -44,6 +44,11 @@ export async function setApiKeyOrigins(db: Queryable, kid: string, origins: read
   return rowCount === 1;
 }
 
+/** Replaces a key's stored hash, unless another instance replaced it first. */
+export async function replaceSecretHash(db: Queryable, kid: string, from: string, to: string): Promise<void> {
+  await db.query('update api_keys set secret_hash = $3 where kid = $1 and secret_hash = $2', [kid, from, to]);
+}
+
 export async function findApiKey(db: Queryable, kid: string): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<Row>('select * from api_keys where kid = $1', [kid]);
   return rows[0] ? toApiKey(rows[0]) : null;
