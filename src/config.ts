@@ -19,8 +19,10 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** A body may pause this long between bytes (BODY_IDLE_TIMEOUT_MS). */
   bodyIdleTimeoutMs: number;
-  /** Open connections from one client address at most; 0: no cap (MAX_CONNECTIONS_PER_CLIENT). */
+  /** Open connections from one client address at most; 0: no cap (MAX_CONNECTIONS_PER_CLIENT). Trusted proxies have none. */
   maxConnectionsPerClient: number;
+  /** Open connections in all at most; 0: no cap (MAX_CONNECTIONS). Behind a proxy every client is one address. */
+  maxConnections: number;
 }
 
 /** Every setting comes from the environment; the defaults suit a developer machine. */
@@ -49,6 +51,8 @@ export interface Config {
   storeWaitMs: number;
   /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
   connectionLimits: ConnectionLimits;
+  /** Addresses of the proxies in front (TRUSTED_PROXIES): only their X-Forwarded-For is believed. */
+  trustedProxies: string[];
   /**
    * How long after PostgreSQL last confirmed a key the key keeps working while PostgreSQL is away
    * (KEY_OUTAGE_GRACE_S): a revocation made meanwhile cannot be read, so the window is bounded.
@@ -122,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     connectionLimits: connectionLimits(env),
+    trustedProxies: list(env.TRUSTED_PROXIES),
     keyOutageGraceS: integer(env, 'KEY_OUTAGE_GRACE_S', 60),
     publicUrl: publicUrl(env.PUBLIC_URL),
     meteringEnabled: env.METERING !== 'off',
@@ -140,6 +145,7 @@ function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
     requestTimeoutMs: Math.max(1, integer(env, 'REQUEST_TIMEOUT_MS', 30_000)),
     bodyIdleTimeoutMs: Math.max(1, integer(env, 'BODY_IDLE_TIMEOUT_MS', 5_000)),
     maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 1024),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 10_000),
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs)
     throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request');

@@ -1,14 +1,15 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionLimits } from './config.js';
+import { plainAddress } from './http/clientAddress.js';
 import { ApiError } from './errors.js';
 
 /**
  * What one client may hold of the server, against slow and silent clients (slow loris): its request
  * line and headers within headersTimeoutMs, the whole request within requestTimeoutMs (both are
  * node's own deadlines, answered 408 by the server's clientError handler), a body that pauses no
- * longer than bodyIdleTimeoutMs between bytes (408), and at most maxConnectionsPerClient open
- * connections from one address (429). Each refusal is the contract's JSON error, then the
+ * longer than bodyIdleTimeoutMs between bytes (408), at most maxConnectionsPerClient open
+ * connections from one address (429) and maxConnections in all (503). Each refusal is the contract's JSON error, then the
  * connection is closed; a connection past the cap that sends no request is closed without one.
  */
 
@@ -22,7 +23,7 @@ export function deadlineOptions(limits: ConnectionLimits): ServerOptions {
   };
 }
 
-// A connection past the cap is given this long to send the request its 429 answers.
+// A connection past a cap is given this long to send the request its refusal answers.
 const REFUSED_GRACE_MS = 1_000;
 
 /** What the server asks of the limits for each request and each unparsable one. */
@@ -33,38 +34,62 @@ export interface ConnectionGate {
   answering(socket: Socket): boolean;
 }
 
-/** Counts each address's connections on `server`, and keeps what the gate needs of each request. */
-export function limitConnections(server: Server, limits: ConnectionLimits): ConnectionGate {
-  const overCap = new WeakSet<Socket>();
+/**
+ * Counts the connections on `server`, in all and per address (a trusted proxy's are many clients'
+ * and have no per-address cap), and keeps what the gate needs of each request.
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits, trustedProxies: ReadonlySet<string>): ConnectionGate {
+  const overCap = new WeakMap<Socket, 'address' | 'server'>();
   const responses = new WeakMap<Socket, ServerResponse>();
-  if (limits.maxConnectionsPerClient > 0) {
-    const open = new Map<string, number>();
-    server.on('connection', (socket: Socket) => {
-      const address = socket.remoteAddress ?? '';
-      const count = open.get(address) ?? 0;
-      if (count >= limits.maxConnectionsPerClient) {
-        overCap.add(socket);
-        setTimeout(() => socket.destroy(), REFUSED_GRACE_MS).unref();
-        return;
-      }
-      open.set(address, count + 1);
-      socket.once('close', () => {
-        const left = (open.get(address) ?? 1) - 1;
-        if (left === 0) open.delete(address);
-        else open.set(address, left);
-      });
+  const open = new Map<string, number>();
+  let total = 0;
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const perAddress = limits.maxConnectionsPerClient > 0 && !trustedProxies.has(plainAddress(address));
+    const count = open.get(address) ?? 0;
+    const over =
+      limits.maxConnections > 0 && total >= limits.maxConnections
+        ? 'server'
+        : perAddress && count >= limits.maxConnectionsPerClient
+          ? 'address'
+          : null;
+    if (over) {
+      overCap.set(socket, over);
+      setTimeout(() => socket.destroy(), REFUSED_GRACE_MS).unref();
+      return;
+    }
+    total += 1;
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      total -= 1;
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
     });
-  }
+  });
   return {
     admit(request, response) {
       responses.set(request.socket, response);
-      if (overCap.has(request.socket)) {
+      const over = overCap.get(request.socket);
+      if (over === 'address') {
         answerAndClose(
           response,
           429,
           'too_many_connections',
           `more than ${limits.maxConnectionsPerClient} open connections from one address: reuse a connection, or close one`,
           { 'Retry-After': '1' },
+        );
+        return false;
+      }
+      if (over === 'server') {
+        answerAndClose(
+          response,
+          503,
+          'too_many_connections',
+          `the server holds its ${limits.maxConnections} connections at most: retry shortly`,
+          {
+            'Retry-After': '1',
+          },
         );
         return false;
       }

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { deadlineOptions, limitConnections } from './connectionLimits.js';
 import { ApiError, badRequest } from './errors.js';
 import { createApp } from './http/app.js';
+import { trustedSet } from './http/clientAddress.js';
 import { refuseConnect } from './http/connect.js';
 import { flushLog, type Logger } from './log.js';
 import { serveMetrics } from './metrics/endpoint.js';
@@ -38,7 +39,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const app = createApp(services);
   const callback = app.callback();
   const server = createServer({ requireHostHeader: false, ...deadlineOptions(config.connectionLimits) });
-  const gate = limitConnections(server, config.connectionLimits);
+  const gate = limitConnections(server, config.connectionLimits, trustedSet(config.trustedProxies));
   // Each request draws its waits for PostgreSQL and Elasticsearch from one budget (see WaitBudget).
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     // Every answer says what it is: a browser must never guess another type (a JSON body run as HTML).

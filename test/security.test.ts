@@ -1,7 +1,12 @@
 import { randomBytes, scryptSync } from 'node:crypto';
-import { createConnection } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import test from 'ava';
 import { loadConfig } from '../src/config.js';
+import { clientAddress, trustedSet } from '../src/http/clientAddress.js';
+import { loggerOptions } from '../src/log.js';
+import { startServer } from '../src/server.js';
 import { Authenticator } from '../src/services/authenticator.js';
 import type { Queryable } from '../src/stores/postgres/pool.js';
 import { csvFile, GOODBOOKS_HEADER, importFile } from './helpers/catalogue.js';
@@ -213,4 +218,68 @@ test('an unknown kid and a wrong secret for a known one get the same 401, after 
     t.deepEqual(await authenticator.verify(wrongSecret), { ok: false, reason: 'invalid' });
   }
   t.deepEqual(reads.sort(), [api.kid, 'zzzzzzzzzzzz']);
+});
+
+/** Open connections that send nothing yet. */
+async function idleConnections(url: string, count: number): Promise<Socket[]> {
+  const { port } = new URL(url);
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => resolve(socket));
+          socket.on('error', reject);
+        }),
+    ),
+  );
+}
+
+test.serial('past MAX_CONNECTIONS in all a connection is answered 503 too_many_connections, whatever its address', async (t) => {
+  const server = await startServer(
+    { ...api.world.config, connectionLimits: { ...api.world.config.connectionLimits, maxConnections: 3 } },
+    pino({ level: 'silent' }),
+  );
+  const held = await idleConnections(server.url, 3);
+  try {
+    const answer = await rawAnswer(server.url, 'GET /health HTTP/1.1\r\nHost: test\r\n\r\n');
+    t.regex(answer, /^HTTP\/1\.1 503 /);
+    t.regex(answer, /"code":"too_many_connections"/);
+    held.pop()!.destroy();
+    t.true(await eventually(async () => (await fetch(`${server.url}/health`)).status === 200, 3_000));
+  } finally {
+    for (const socket of held) socket.destroy();
+    await server.stop();
+  }
+});
+
+test.serial('X-Forwarded-For names the client only from TRUSTED_PROXIES, whose connections have no per-address cap', async (t) => {
+  const lines: { msg: string; client?: string; path?: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as { msg: string });
+      done();
+    },
+  });
+  const behindProxy = await startServer(
+    {
+      ...api.world.config,
+      trustedProxies: ['127.0.0.1'],
+      connectionLimits: { ...api.world.config.connectionLimits, maxConnectionsPerClient: 2 },
+    },
+    pino(loggerOptions('info'), sink),
+  );
+  const held = await idleConnections(behindProxy.url, 4);
+  try {
+    const forwarded = await fetch(`${behindProxy.url}/health?from=proxy`, { headers: { 'X-Forwarded-For': '198.51.100.7, 203.0.113.9' } });
+    t.is(forwarded.status, 200, 'a trusted proxy may hold more connections than one client');
+    t.true(await eventually(async () => lines.some((line) => line.msg === 'request' && line.client === '203.0.113.9'), 2_000));
+  } finally {
+    for (const socket of held) socket.destroy();
+    await behindProxy.stop();
+  }
+  // Anyone else's X-Forwarded-For is never read.
+  t.is(clientAddress('::ffff:192.0.2.1', '203.0.113.9', trustedSet(['127.0.0.1'])), '192.0.2.1');
+  t.is(clientAddress('127.0.0.1', '203.0.113.9, 10.0.0.2', trustedSet(['127.0.0.1', '10.0.0.2'])), '203.0.113.9');
+  t.is(clientAddress('127.0.0.1', 'not-an-address', trustedSet(['127.0.0.1'])), '127.0.0.1');
 });

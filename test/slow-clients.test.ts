@@ -11,7 +11,13 @@ import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/
  * since an HTTP client does not let a test send half a request.
  */
 
-const LIMITS: ConnectionLimits = { headersTimeoutMs: 1_000, requestTimeoutMs: 3_000, bodyIdleTimeoutMs: 500, maxConnectionsPerClient: 5 };
+const LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 1_000,
+  requestTimeoutMs: 3_000,
+  bodyIdleTimeoutMs: 500,
+  maxConnectionsPerClient: 5,
+  maxConnections: 0,
+};
 
 let world: TestWorld;
 let server: RunningServer;

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import compose from 'koa-compose';
 import type { Services } from '../services/context.js';
+import { identifyClient, trustedSet } from './clientAddress.js';
 import { authenticate } from './middleware/authenticate.js';
 import { browserPreflights, keyOrigins } from './middleware/browserKeys.js';
 import { conditionalGets } from './middleware/conditional.js';
@@ -57,6 +58,7 @@ const dispatch =
 
 export function createApp(services: Services): Koa<RequestState> {
   const app = new Koa<RequestState>();
+  app.use(identifyClient(trustedSet(services.config.trustedProxies)));
   app.use(requestId());
   if (services.metrics) app.use(requestMetrics(services.metrics.requests, requestTemplate));
   app.use(recordRequests(services.log, services.meter));

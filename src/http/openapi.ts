@@ -107,10 +107,10 @@ export function openApiDocument(routes: readonly Route[], tools: ToolSet): oas31
           'Paths are exact and case-sensitive: only `/health`, `/openapi.json`, the `/docs` page and the reconciliation manifest (`GET /reconcile` without `queries`, and its property list) need no key, and any other path, in any spelling, is refused 401 without one and 404 with one. ' +
           'A method a path does not serve answers 405 `method_not_allowed` with `Allow` (after the key, where the path needs one), whatever the method, `TRACE`, `QUERY` and `CONNECT` included. ' +
           'Requests HTTP itself refuses get the same error body: 400 `bad_request` (a malformed request line or header, HTTP/1.1 without `Host`), 408 `request_timeout` (by default: headers not in within 10 s, the whole request not within 30 s, or a body silent for 5 s), ' +
-          '429 `too_many_connections` (more connections at once from one client address than the server allows), ' +
+          '429 `too_many_connections` (more connections at once from one client address than the server allows), 503 `too_many_connections` (the server holds as many connections as it takes in all), ' +
           '417 `expectation_failed` (an `Expect` other than `100-continue`) and 431 `headers_too_large` (request line and headers over 16 KB). ' +
           'Ids are opaque, URL-safe and stable; their prefix shows what they name (`bk_` book edition, `wk_` work, `au_` author). ' +
-          'Unknown fields of a record are `null`, never missing.',
+          'Unknown fields of a record are `null`, never missing. Every answer says `X-Content-Type-Options: nosniff`.',
       },
       servers: [{ url: '/' }],
       security: [{ bearer: [] }],

@@ -94,6 +94,8 @@ export const openApiPath = (template: string): string => template.replace(/:(\w+
 /** What middleware leaves on ctx.state for later middleware. */
 export interface RequestState {
   requestId: string;
+  /** The client's address: the connection's, or past trusted proxies the one they forwarded (clientAddress.ts). */
+  client: string;
   /**
    * The route that serves the request's method and path, set before the guard runs (routeRequests);
    * undefined when none does (an unknown path, or a method its path does not serve).

@@ -14,8 +14,8 @@ interface KnownKey {
   refreshing: Promise<void> | null;
   /** Why the last refresh failed, while it keeps failing. */
   failure: unknown;
-  /** The last scrypt check of an old hash: which secret it hashed, when, and its answer. */
-  slowCheck: { digest: Buffer; at: number; matched: Promise<boolean> } | null;
+  /** The last scrypt check of an old hash: which secret it hashed, when it ended (Infinity while under way), and its answer. */
+  slowCheck: { digest: Buffer; endedAt: number; matched: Promise<boolean> } | null;
 }
 
 // A key row older than this is refreshed in the background; older than MAX_AGE_MS, before answering.
@@ -26,7 +26,7 @@ const REFRESH_AFTER_MS = 1_000;
 const MAX_AGE_MS = 3_000;
 // Kids remembered at most: made-up kids beyond it push out the oldest made-up ones, never a real key.
 const MAX_REMEMBERED = 10_000;
-// At most one scrypt per kid in this long: guesses at an old hash cannot keep the CPU busy.
+// One scrypt at a time per kid, and this long between them: guesses at an old hash cannot keep the CPU busy.
 const SLOW_CHECK_EVERY_MS = 1_000;
 // What an unknown kid's secret is compared with: the work of a wrong secret for a known kid.
 const NO_KEY_HASH = hashSecret('');
@@ -63,16 +63,20 @@ export class Authenticator {
   }
 
   /**
-   * An old scrypt hash: one check per kid per SLOW_CHECK_EVERY_MS. Within it, the secret under check
+   * An old scrypt hash: one check at a time per kid, SLOW_CHECK_EVERY_MS apart. Meanwhile the secret under check
    * shares its answer and any other is refused unhashed. A match replaces the stored hash with SHA-256.
    */
   private async scryptMatches(entry: KnownKey, row: ApiKeyRow, secret: string): Promise<boolean> {
     const presented = digest(secret);
     const last = entry.slowCheck;
-    if (last && this.now() - last.at < SLOW_CHECK_EVERY_MS) return timingSafeEqual(last.digest, presented) && last.matched;
+    if (last && this.now() - last.endedAt < SLOW_CHECK_EVERY_MS) return timingSafeEqual(last.digest, presented) && last.matched;
     const matched = secretMatches(secret, row.secretHash);
-    entry.slowCheck = { digest: presented, at: this.now(), matched };
-    if (!(await matched)) return false;
+    const check = { digest: presented, endedAt: Infinity, matched };
+    entry.slowCheck = check;
+    const found = await matched.finally(() => {
+      check.endedAt = this.now();
+    });
+    if (!found) return false;
     const secretHash = hashSecret(secret);
     // Not waited for by the request: if the write fails (PostgreSQL away), the next use writes it.
     replaceSecretHash(this.db, row.kid, row.secretHash, secretHash).catch(() => undefined);

@@ -36,7 +36,7 @@ export const browserPreflights =
   async (ctx, next) => {
     if (!isBrowserPreflight(ctx)) return next();
     try {
-      const decision = await limiter.take(ctx.ip);
+      const decision = await limiter.take(ctx.state.client);
       if (!decision.allowed) throw refused(`${decision.limit} preflights per ${limiter.windowS} seconds from one address`, decision);
     } catch (error) {
       if (error instanceof ApiError) throw error;

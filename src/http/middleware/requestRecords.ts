@@ -15,10 +15,10 @@ export function recordRequests(log: Logger, meter: Meter | null): Middleware {
       await next();
     } finally {
       const finished = performance.now();
-      const { requestId, kid } = ctx.state;
+      const { requestId, kid, client } = ctx.state;
       // The URL is logged without its query: search text is the user's business.
       log.info(
-        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((finished - started) * 10) / 10, kid },
+        { requestId, client, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((finished - started) * 10) / 10, kid },
         'request',
       );
       if (meter && kid) {
