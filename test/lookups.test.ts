@@ -2,10 +2,10 @@ import test from 'ava';
 import { matchRoute } from '../src/http/routeTable.js';
 import { connectRedis } from '../src/stores/redis/client.js';
 import { cacheKey, pointCached } from './helpers/cache.js';
-import { PRODUCTION_STORE_WAIT, useApi } from './helpers/env.js';
+import { useApi } from './helpers/env.js';
 import { GOODBOOKS_HEADER, csvFile, importFile, loadSampleCatalogue } from './helpers/catalogue.js';
 
-const api = useApi(test, { env: PRODUCTION_STORE_WAIT, prepare: loadSampleCatalogue });
+const api = useApi(test, { prepare: loadSampleCatalogue });
 const get = (path: string) => api.get(path);
 const json = async <T = Record<string, unknown>>(path: string): Promise<T> => (await (await get(path)).json()) as T;
 

@@ -43,8 +43,8 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Answers, not outages, are what most files test: a loaded 2-core machine running every file at
-    // once can keep a request past the default wait. The lookup world and the fault tests run at the
-    // production wait (PRODUCTION_STORE_WAIT).
+    // once can keep a request past the default wait. The fault tests, whose subject is the wait, run
+    // at the production one (PRODUCTION_STORE_WAIT).
     STORE_WAIT_MS: process.env.STORE_WAIT_MS ?? '5000',
     ...overrides,
   };
