@@ -83,3 +83,26 @@ test('suggest without q, or with a limit out of range, is a 400 naming it', asyn
     await assertBadRequest(t, await search.get(path!), message!, path!);
   }
 });
+
+test('the reconciliation service declares an entity suggest service that suggests works and authors as typed, with the key', async (t) => {
+  const manifest = (await (await fetch(`${search.server.url}/reconcile`)).json()) as { suggest: { entity: { service_path: string } } };
+  t.is(manifest.suggest.entity.service_path, '/reconcile/suggest/entity');
+  const response = await search.get('/reconcile/suggest/entity?prefix=catching%20fi');
+  t.is(response.status, 200);
+  const { result } = (await response.json()) as { result: { id: string; name: string; description: string; notable: { id: string }[] }[] };
+  t.like(result[0], { name: 'Catching Fire', notable: [{ id: 'work' }] });
+  t.regex(result[0]!.id, /^wk_/);
+  t.regex(result[0]!.description, /Suzanne Collins, \d{4}/);
+  const authors = (await (await search.get('/reconcile/suggest/entity?prefix=rowli')).json()) as {
+    result: { id: string; notable: { id: string }[] }[];
+  };
+  t.true(authors.result.some((found) => found.notable[0]!.id === 'author' && found.id.startsWith('au_')));
+  t.is((await fetch(`${search.server.url}/reconcile/suggest/entity?prefix=rowli`)).status, 401);
+  await assertBadRequest(t, await search.get('/reconcile/suggest/entity'), 'prefix is required', 'no prefix');
+  await assertBadRequest(
+    t,
+    await search.get('/reconcile/suggest/entity?prefix=a&cursor=x'),
+    'cursor must be a non-negative integer',
+    'cursor',
+  );
+});

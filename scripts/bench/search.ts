@@ -12,17 +12,13 @@
 // Targets at 1,000,000 books on one node: search p95 under 50 ms, match p95 under 100 ms.
 
 import { parseArgs } from 'node:util';
-import { Client } from '@elastic/elasticsearch';
-import { reindex } from '../../loader/index/reindex.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { matchBook } from '../../src/services/match.js';
 import { searchAuthors, searchBooks } from '../../src/services/search.js';
-import { indexAliases } from '../../src/stores/elasticsearch/client.js';
-import { createPool } from '../../src/stores/postgres/pool.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, timedSequentially } from '../lib/bench.js';
+import { generatedCatalogueDatabase, searchIndices, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -60,25 +56,6 @@ const config: Config = {
 async function prepareDatabase(): Promise<void> {
   if (values.database) return;
   return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
-}
-
-async function prepareIndex(): Promise<void> {
-  // Patient: a node busy merging segments may take longer than the API's 30 s to accept a bulk request.
-  const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
-  const aliases = indexAliases(config.indexPrefix);
-  try {
-    if ((await elastic.indices.existsAlias({ name: aliases.books })) && (await elastic.indices.existsAlias({ name: aliases.authors })))
-      return;
-    say(`indexing into ${aliases.books} and ${aliases.authors} on ${config.elasticsearchUrl}`);
-    const db = createPool(config.databaseUrl, 4);
-    try {
-      await reindex({ db, es: elastic, aliases, log }, 'all', { progress: true });
-    } finally {
-      await db.end();
-    }
-  } finally {
-    await elastic.close();
-  }
 }
 
 interface SampleBook {
@@ -128,7 +105,7 @@ const summary = (label: string, latencies: number[], target: number): string =>
 
 async function main(): Promise<void> {
   await prepareDatabase();
-  await prepareIndex();
+  await searchIndices(config, log, say);
   const services = await buildServices(config, log);
   try {
     const { rows: books } = await services.db.query<SampleBook>(

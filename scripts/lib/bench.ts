@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
+import { Client } from '@elastic/elasticsearch';
+import { reindex } from '../../loader/index/reindex.js';
+import type { Config } from '../../src/config.js';
+import type { Logger } from '../../src/log.js';
+import { indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { goodbooks } from '../../loader/import/goodbooks.js';
 import { importCatalogue } from '../../loader/import/importer.js';
 import { loadConfig } from '../../src/config.js';
@@ -236,4 +241,24 @@ export async function timedSequentially(calls: (() => Promise<unknown>)[]): Prom
     latencies.push(performance.now() - started);
   }
   return latencies;
+}
+
+/** The search indices of a benchmark's catalogue under its prefix: built from its database when missing. */
+export async function searchIndices(config: Config, log: Logger, say: (text: string) => void): Promise<void> {
+  // Patient: a node busy merging segments may take longer than the API's 30 s to accept a bulk request.
+  const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
+  const aliases = indexAliases(config.indexPrefix);
+  try {
+    if ((await elastic.indices.existsAlias({ name: aliases.books })) && (await elastic.indices.existsAlias({ name: aliases.authors })))
+      return;
+    say(`indexing into ${aliases.books} and ${aliases.authors} on ${config.elasticsearchUrl}`);
+    const db = createPool(config.databaseUrl, 4);
+    try {
+      await reindex({ db, es: elastic, aliases, log }, 'all', { progress: true });
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await elastic.close();
+  }
 }

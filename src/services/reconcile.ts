@@ -6,6 +6,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { MATCH_BATCH_MAX } from './batch.js';
 import { matchBooks, MATCH_CANDIDATES_SHOWN, type MatchCandidate, type MatchResult } from './match.js';
 import { searchAuthors, type SearchServices } from './search.js';
+import { SUGGEST_MAX_LENGTH, SUGGEST_MAX_LIMIT, suggestBooks } from './suggest.js';
 
 /**
  * The W3C Reconciliation Service API 0.2 (what OpenRefine speaks) over the catalogue: the service
@@ -46,7 +47,10 @@ export function reconcileManifest(origin: string) {
     documentation: `${origin}/docs`,
     view: { url: `${origin}/v1/books/{{id}}` },
     defaultTypes: RECONCILE_TYPES.map(({ id, name }) => ({ id, name })),
-    suggest: { property: { service_url: origin, service_path: '/reconcile/suggest/property' } },
+    suggest: {
+      entity: { service_url: origin, service_path: '/reconcile/suggest/entity' },
+      property: { service_url: origin, service_path: '/reconcile/suggest/property' },
+    },
     batchSize: MATCH_BATCH_MAX,
     // The manifest schema takes Swagger 2.0's security schemes, which have no Bearer scheme: the key
     // travels as an API key in the Authorization header, written with its scheme.
@@ -71,6 +75,34 @@ export function suggestProperties(prefix: string | undefined) {
     result: RECONCILE_PROPERTIES.filter((property) => wanted === '' || fits(property.id) || fits(property.name)).map(
       ({ id, name, description }) => ({ id, name, description }),
     ),
+  };
+}
+
+/**
+ * GET /reconcile/suggest/entity: the type-ahead of GET /v1/suggest for OpenRefine's cell editor,
+ * its works and authors as entities of the 0.2 protocol (a series is no entity: it has no id).
+ * `cursor` skips that many of the suggestions.
+ */
+export async function suggestEntities(
+  services: Parameters<typeof suggestBooks>[0],
+  prefix: string | undefined,
+  cursor: string | undefined,
+) {
+  if (prefix === undefined || prefix.trim() === '') throw badRequest('prefix is required');
+  if (prefix.length > SUGGEST_MAX_LENGTH) throw badRequest(`prefix must be at most ${SUGGEST_MAX_LENGTH} characters`);
+  if (cursor !== undefined && !/^\d+$/u.test(cursor)) throw badRequest('cursor must be a non-negative integer');
+  const { results } = await suggestBooks(services, { q: prefix, limit: String(SUGGEST_MAX_LIMIT) });
+  return {
+    result: results.slice(Number(cursor ?? 0)).flatMap((found) => {
+      if (found.type === 'work') {
+        const by = [found.author?.name, found.year === null ? undefined : String(found.year)].filter((part) => part !== undefined);
+        return [{ id: found.id, name: found.title, description: by.join(', '), notable: [typeRef('work')] }];
+      }
+      if (found.type === 'author') {
+        return [{ id: found.id, name: found.name, description: `${found.work_count} works`, notable: [typeRef('author')] }];
+      }
+      return [];
+    }),
   };
 }
 

@@ -1,5 +1,13 @@
 import { badRequest } from '../../errors.js';
-import { parseQueryBatch, queryBatch, reconcile, reconcileManifest, resultBatch, suggestProperties } from '../../services/reconcile.js';
+import {
+  parseQueryBatch,
+  queryBatch,
+  reconcile,
+  reconcileManifest,
+  resultBatch,
+  suggestEntities,
+  suggestProperties,
+} from '../../services/reconcile.js';
 import { admitBatch, BATCH_BODY_LIMIT_BYTES } from '../middleware/batchBudget.js';
 import { readBodyText, readJsonBody } from '../middleware/jsonBody.js';
 import { BATCH_BUDGET, errorResponse, rateHeaders } from '../responseDocs.js';
@@ -196,6 +204,52 @@ export const reconcileRoutes: readonly Route[] = [
       },
     },
     handle: (ctx, services) => answer(ctx, services, () => postedBatch(ctx)),
+  },
+  {
+    name: 'reconcileSuggestEntity',
+    method: 'GET',
+    path: '/reconcile/suggest/entity',
+    access: 'key',
+    cost: 'unit',
+    cache: 'none',
+    tag: 'reconciliation',
+    doc: {
+      summary: 'Reconciliation service: works and authors as typed',
+      description:
+        "The suggest service for entities of the 0.2 protocol, which OpenRefine's cell editor calls as a librarian types: the works and authors `GET /v1/suggest` " +
+        'suggests for `prefix`, best first, a work with its first author and year, an author with their number of works. Needs the key and costs one unit, like `/v1/suggest`.',
+      parameters: [
+        { name: 'prefix', in: 'query', required: true, description: 'What has been typed so far.', schema: { type: 'string' } },
+        { name: 'cursor', in: 'query', required: false, description: 'Suggestions to skip.', schema: { type: 'integer', minimum: 0 } },
+      ],
+      responses: {
+        '200': {
+          description: 'Suggested entities.',
+          headers: rateHeaders,
+          content: {
+            'application/json': {
+              schema: { type: 'object' },
+              example: {
+                result: [
+                  {
+                    id: 'wk_0q8v2mr4w5x1',
+                    name: 'The Hobbit',
+                    description: 'J.R.R. Tolkien, 1937',
+                    notable: [{ id: 'work', name: 'Work' }],
+                  },
+                ],
+              },
+            },
+          },
+        },
+        '400': errorResponse(
+          '`prefix` missing (`prefix is required`) or longer than 100 characters, or `cursor` not a non-negative integer.',
+        ),
+      },
+    },
+    async handle(ctx, services) {
+      sendJson(ctx, await suggestEntities(services, queryParam(ctx, 'prefix'), queryParam(ctx, 'cursor')));
+    },
   },
   {
     name: 'reconcileSuggestProperty',

@@ -1,0 +1,103 @@
+// Latency of type-ahead suggestions, and what facets cost book search: p50/p95/p99 of the service
+// functions the routes call, one call at a time, short cache off.
+//
+//   node --import tsx scripts/bench/suggest.ts [--count 1000000] [--seed 42] [--queries 400] [--work-dir /var/tmp/bookmeta-bench] [--database NAME]
+//
+// The catalogue and its indices are those of scripts/bench/search.ts (built when missing). Typed
+// text comes from random books: a title's first 60 % of characters, a whole title, the first
+// letters of an author's surname, and one to three letters. Facets: the search queries of
+// scripts/bench/search.ts's kinds run without facets and with all five, in alternation, so that both
+// see the same load; the ratio of their p95s is the cost of facets.
+// Targets at 10 M editions: suggestions p95 under 10 ms and p99 under 25 ms; facets at most 1.5 × search p95.
+
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { buildServices, closeServices } from '../../src/wiring.js';
+import { searchBooks } from '../../src/services/search.js';
+import { suggestBooks } from '../../src/services/suggest.js';
+import { Random } from '../dev/synthetic.js';
+import { generatedCatalogueDatabase, searchIndices, timedSequentially } from '../lib/bench.js';
+import { percentile } from '../lib/percentile.js';
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '1000000' },
+    seed: { type: 'string', default: '42' },
+    queries: { type: 'string', default: '400' },
+    'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
+    database: { type: 'string' },
+  },
+});
+const count = Number(values.count);
+const seed = Number(values.seed);
+const rng = new Random(seed);
+const say = (text: string) => process.stderr.write(`bench-suggest: ${text}\n`);
+const log = createLogger('warn');
+
+const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
+databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
+const config: Config = {
+  ...loadConfig({
+    ...process.env,
+    DATABASE_URL: databaseUrl.toString(),
+    INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`,
+    REDIS_PREFIX: 'bench-suggest:',
+  }),
+  shortCacheTtlS: 0,
+  meteringEnabled: false,
+};
+
+const surname = (name: string): string => name.split(' ').at(-1) ?? name;
+
+function typed(book: { title: string; author: string | null }): string {
+  const choices: (() => string)[] = [
+    () => book.title.slice(0, Math.max(1, Math.ceil(book.title.length * 0.6))),
+    () => book.title,
+    () => surname(book.author ?? book.title).slice(0, 3 + Math.floor(rng.next() * 3)),
+    () => book.title.slice(0, 1 + Math.floor(rng.next() * 3)),
+  ];
+  return rng.pick(choices)().trim() || book.title;
+}
+
+const summary = (label: string, latencies: number[]): string =>
+  `${label.padEnd(16)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms`;
+
+async function main(): Promise<void> {
+  if (!values.database)
+    await generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
+  await searchIndices(config, log, say);
+  const services = await buildServices(config, log);
+  try {
+    const { rows: books } = await services.db.query<{ title: string; author: string | null }>(
+      `select b.title, (select a.name from book_authors ba join authors a on a.id = ba.author_id where ba.book_id = b.id order by ba.position limit 1) as author
+         from books b tablesample system (1) repeatable ($1) where b.merged_into is null limit $2`,
+      [seed, Number(values.queries)],
+    );
+    const prefixes = books.map(typed);
+    const { count: indexed } = await services.elastic.count({ index: services.indices.books });
+    say(`${indexed} books indexed; warming up`);
+    await timedSequentially(prefixes.slice(0, 50).map((q) => () => suggestBooks(services, { q: `${q}x` })));
+    const suggest = await timedSequentially(prefixes.map((q) => () => suggestBooks(services, { q })));
+    const searches = books.map((book) =>
+      rng.next() < 0.5 ? book.title : `${book.title.split(' ')[0]} ${surname(book.author ?? '')}`.trim(),
+    );
+    const plain: number[] = [];
+    const faceted: number[] = [];
+    for (const q of searches) {
+      plain.push(...(await timedSequentially([() => searchBooks(services, { q })])));
+      faceted.push(...(await timedSequentially([() => searchBooks(services, { q, facets: 'subject,language,decade,author,publisher' })])));
+    }
+    console.log(
+      `suggestions and facets, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+    );
+    console.log(summary('suggest', suggest));
+    console.log(summary('search', plain));
+    console.log(summary('search+5 facets', faceted));
+    console.log(`facet ratio p95 ${(percentile(faceted, 95) / percentile(plain, 95)).toFixed(2)} (target ≤ 1.5)`);
+  } finally {
+    await closeServices(services);
+  }
+}
+
+await main();
