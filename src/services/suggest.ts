@@ -105,7 +105,7 @@ export async function suggestBooks(
   const { q, limit } = parseInput(suggestQuery, params);
   const query = { key: titleKey(q) || q.toLowerCase(), nameKey: authorKey(q), limit };
   return services.shortCache.through(`suggest:${JSON.stringify(query)}`, async () => {
-    const found = await suggest(services.elastic, services.indices, query, titleKey);
+    const found = await suggest(services.elastic, services.indices, query, titleKey, authorKey);
     return { value: { results: found.map(shown) }, cacheable: true };
   });
 }

@@ -151,22 +151,35 @@ async function worksAndSeries(elastic: Elastic, index: string, query: SuggestQue
   return [...works, ...series];
 }
 
-/** Authors as typed, from the authors index. */
-async function authors(elastic: Elastic, index: string, query: SuggestQuery): Promise<Suggestion[]> {
-  const response = await elastic.search<{ name: string; work_count: number }>({
+/**
+ * Authors as typed, from the authors index. A name starts as typed when its surname (the last word
+ * of its key) or the whole name does: readers type surnames ("rowl" for J.K. Rowling).
+ */
+async function authors(elastic: Elastic, index: string, query: SuggestQuery, nameKeyOf: (name: string) => string): Promise<Suggestion[]> {
+  const response = await elastic.search<{ name: string; work_count: number; popularity: number }>({
     index,
-    size: query.limit,
-    _source: ['name', 'work_count'],
+    size: query.limit * 3,
+    _source: ['name', 'work_count', 'popularity'],
     track_total_hits: false,
     query: ranked(typedWords(query.key, 'all_names', 'all_names.prefix'), 'name_key', query.nameKey, 'popularity', false),
   });
-  return response.hits.hits.map((hit) => ({
-    type: 'author',
-    score: hit._score ?? 0,
-    id: hit._id ?? '',
-    name: hit._source!.name,
-    work_count: hit._source!.work_count,
-  }));
+  return response.hits.hits.map((hit) => {
+    const author = hit._source!;
+    const key = nameKeyOf(author.name);
+    const tier =
+      key === query.nameKey
+        ? FIT_TIER.whole
+        : key.startsWith(query.nameKey) || (key.split(' ').at(-1) ?? '').startsWith(query.nameKey)
+          ? FIT_TIER.start
+          : FIT_TIER.words;
+    return {
+      type: 'author',
+      score: tier + Math.log10(1 + Number(author.popularity ?? 0)),
+      id: hit._id ?? '',
+      name: author.name,
+      work_count: author.work_count,
+    };
+  });
 }
 
 // Elasticsearch scores are single precision: equal fits and readers compare equal once rounded, and
@@ -174,16 +187,20 @@ async function authors(elastic: Elastic, index: string, query: SuggestQuery): Pr
 const rounded = (score: number): number => Math.round(score * 1000);
 const KIND_ORDER: Record<Suggestion['type'], number> = { work: 0, author: 1, series: 2 };
 
-/** The best `limit` suggestions of every kind together, best first. `fold` makes a name comparable with `key`. */
+/**
+ * The best `limit` suggestions of every kind together, best first. `fold` makes a title comparable
+ * with `key`, `nameKeyOf` a name with `nameKey`.
+ */
 export async function suggest(
   elastic: Elastic,
   indices: IndexAliases,
   query: SuggestQuery,
   fold: (text: string) => string,
+  nameKeyOf: (name: string) => string,
 ): Promise<Suggestion[]> {
   const [books, people] = await Promise.all([
     worksAndSeries(elastic, indices.books, query, fold),
-    authors(elastic, indices.authors, query),
+    authors(elastic, indices.authors, query, nameKeyOf),
   ]);
   return [...books, ...people]
     .sort((a, b) => rounded(b.score) - rounded(a.score) || KIND_ORDER[a.type] - KIND_ORDER[b.type])
