@@ -17,7 +17,7 @@ import { authorKey } from '../../src/domain/names.js';
 import { splitTitle, titleKey } from '../../src/domain/titles.js';
 import { createLogger } from '../../src/log.js';
 import { suggestBooks } from '../../src/services/suggest.js';
-import { Random } from '../dev/generate-catalogue.js';
+import { Random } from '../dev/synthetic.js';
 import { openEvalWorld } from './lib/evalWorld.js';
 import { GOODBOOKS, readGoodbooks } from './lib/sources.js';
 
