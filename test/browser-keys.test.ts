@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium } from './helpers/browser.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { newKey, startTestServer, useApi } from './helpers/env.js';
 import { runCli } from './helpers/processes.js';
@@ -11,7 +12,6 @@ import { meteredCalls } from './helpers/usage.js';
 // /mcp), refused from any other page; preflights need no key and say nothing of paths or keys.
 
 const api = useApi(test, { prepare: loadSampleCatalogue });
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HUNGER_GAMES = '9780439023481';
 
 let browser: Browser;
@@ -42,18 +42,7 @@ test.serial.before(async () => {
   if (created.code !== 0) throw new Error(created.stderr);
   const key = created.stdout.trimEnd().split('\n').at(-1)!;
   browserKey = { kid: key.split('_')[2]!, key };
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 test.after.always(async () => {
   await browser?.close();

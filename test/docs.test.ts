@@ -1,5 +1,6 @@
 import test from 'ava';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from './helpers/browser.js';
 import { useApi } from './helpers/env.js';
 
 // The docs page as a person meets it: Debian's Chromium, headless, opens /docs without a key and
@@ -8,21 +9,8 @@ import { useApi } from './helpers/env.js';
 const api = useApi(test);
 let browser: Browser;
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 test.before(async () => {
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 test.after.always(async () => {
   await browser?.close();
