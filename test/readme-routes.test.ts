@@ -6,14 +6,14 @@ import { routes } from '../src/http/routeTable.js';
 
 /**
  * The README's route table (Method | Path | Access | Answers) against the route table it describes:
- * the same routes, each with the access it has. A row's request is built from its cells: a path's
- * `?name=` or a following "with `name`" puts that parameter in the query, and a path parameter takes
- * each name the Answers cell quotes (`/docs/:asset` and the files it lists).
+ * the same routes, each with the access it has. A row may name several paths. Its request is built
+ * from its cells: a path's `?name=` or a following "with `name`" puts that parameter in the query,
+ * and a path parameter takes each name the Answers cell quotes (`/docs/:asset` and its files).
  */
 
 interface Row {
   methods: string[];
-  path: string;
+  paths: string[];
   query: Record<string, string>;
   access: string;
   answers: string;
@@ -31,12 +31,14 @@ function readmeRows(): Row[] {
       .slice(1, -1)
       .split('|')
       .map((cell) => cell.trim());
-    const [written = ''] = /`[^`]+`/.exec(pathCell) ?? [];
-    const [path = '', search = ''] = written.slice(1, -1).split('?');
-    const named = [...new URLSearchParams(search).keys(), ...[...pathCell.matchAll(/with `(\w+)`/g)].map(([, name]) => name!)];
+    const written = [...pathCell.matchAll(/`(\/[^`]*)`/g)].map(([, path]) => path!.split('?'));
+    const named = [
+      ...written.flatMap(([, search = '']) => [...new URLSearchParams(search).keys()]),
+      ...[...pathCell.matchAll(/with `(\w+)`/g)].map(([, name]) => name!),
+    ];
     rows.push({
       methods: methods.split(',').map((method) => method.trim()),
-      path,
+      paths: written.map(([path = '']) => path),
       query: Object.fromEntries(named.map((name) => [name, 'x'])),
       access,
       answers: answers.join('|'),
@@ -50,7 +52,7 @@ const rows = readmeRows();
 const key = (method: string, path: string): string => `${method} ${path}`;
 
 test("the README's route table names every route the service answers, and no other", (t) => {
-  const listed = new Set(rows.flatMap((row) => row.methods.map((method) => key(method, row.path))));
+  const listed = new Set(rows.flatMap((row) => row.methods.flatMap((method) => row.paths.map((path) => key(method, path)))));
   const served = new Set(routes.map((route) => key(route.method, route.path)));
   t.deepEqual(
     [...served].filter((route) => !listed.has(route)),
@@ -67,8 +69,8 @@ test("the README's route table names every route the service answers, and no oth
 test("each README row's access is the one the route table gives such a request", (t) => {
   const routeOf = new Map<string, Route>(routes.map((route) => [key(route.method, route.path), route]));
   for (const row of rows) {
-    for (const method of row.methods) {
-      const route = routeOf.get(key(method, row.path));
+    for (const [method, template] of row.methods.flatMap((method) => row.paths.map((path) => [method, path] as const))) {
+      const route = routeOf.get(key(method, template));
       if (!route) continue; // the test above names it
       const { access } = route;
       if (typeof access === 'string') {
@@ -76,7 +78,7 @@ test("each README row's access is the one the route table gives such a request",
         continue;
       }
       const names = [...row.answers.matchAll(/`([^`/]+)`/g)].map(([, name]) => name!);
-      const paths = row.path.includes('/:') ? names.map((name) => row.path.replace(/:\w+/, name)) : [row.path];
+      const paths = template.includes('/:') ? names.map((name) => template.replace(/:\w+/, name)) : [template];
       t.not(paths.length, 0, `${row.line}: the Answers cell quotes no name for the path parameter`);
       for (const path of paths)
         t.is(row.access, access({ method, path, query: row.query }), `${method} ${path} ${JSON.stringify(row.query)}: ${row.line}`);
