@@ -34,7 +34,7 @@ const config: Config = loadConfig();
 const log: Logger = createLogger(config.logLevel);
 
 /** Opens a migrated database for one command and closes it afterwards. */
-async function withDatabase<T>(work: (db: Pool) => Promise<T>): Promise<T> {
+async function withDatabase<T>(work: (db: Pool) => Promise<T> | T): Promise<T> {
   await ensureDatabase(config.databaseUrl);
   const db = createPool(config.databaseUrl, 4);
   try {
@@ -125,7 +125,7 @@ program
   .command('migrate')
   .description('create the database if needed and apply pending migrations')
   .action(() =>
-    withDatabase(async () => {
+    withDatabase(() => {
       console.log('database is up to date');
     }),
   );

@@ -28,7 +28,10 @@ const REFUSED_GRACE_MS = 1_000;
 
 /** What the server asks of the limits for each request and each unparsable one. */
 export interface ConnectionGate {
-  /** False when the request was answered here (its connection is past the cap); true when the app may handle it, with a deadline on its body's silences from then on. */
+  /**
+   * False when the request was answered here (its connection is past the cap); true when the app may
+   * handle it, with a deadline on its body's silences from then on.
+   */
   admit(request: IncomingMessage, response: ServerResponse): boolean;
   /** Whether an answer has begun on the connection and not finished: another cannot be written in the middle of it. */
   answering(socket: Socket): boolean;

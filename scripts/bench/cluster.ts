@@ -53,7 +53,7 @@ await generatedCatalogueDatabase({
   databaseUrl: databaseUrl.toString(),
   count,
   seed: Number(values.seed),
-  workDir: values['work-dir']!,
+  workDir: values['work-dir'],
   say,
 });
 

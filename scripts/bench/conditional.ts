@@ -5,7 +5,7 @@
 // Run: node --import tsx scripts/bench/conditional.ts [--seconds 24] [--rounds 6] [--connections 16]
 import { parseArgs } from 'node:util';
 import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi } from '../lib/bench.js';
-import { alternate, formatLoad, type LoadResult } from './lib/load.js';
+import { alternate, formatLoad } from './lib/load.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +44,7 @@ try {
       { label: `${kind} 304 (If-None-Match)`, url: `${api.url}${path}`, headers: { ...headers, 'If-None-Match': etag }, expectStatus: 304 },
     );
   }
-  const [book200, book304, work200, work304] = (await alternate(requests, { rounds, roundS, connections })) as LoadResult[];
+  const [book200, book304, work200, work304] = await alternate(requests, { rounds, roundS, connections });
   console.log(`${rounds} alternating rounds of ${roundS} s each, ${connections} connections`);
   for (const result of [book200, book304, work200, work304]) console.log(formatLoad(result!));
   console.log('');

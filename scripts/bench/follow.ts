@@ -5,8 +5,9 @@
 //
 // Imports data/goodbooks-10k/books.csv into a dedicated database (bookmeta_bench_follow, kept),
 // reindexes it (or, with --database and --index-prefix, takes a catalogue already indexed under that
-// prefix, such as the 10 M one of scripts/bench/openlibrary.ts, and leaves its indices), starts `bookmeta sync --follow` as its own process, then commits `rate` title updates
-// per second (an UPDATE and recordChanges in one transaction, as every writer does) for `seconds`.
+// prefix, such as the 10 M one of scripts/bench/openlibrary.ts, and leaves its indices), starts
+// `bookmeta sync --follow` as its own process, then commits `rate` title updates per second (an
+// UPDATE and recordChanges in one transaction, as every writer does) for `seconds`.
 // A poller looks for the pending titles in the books alias every 20 ms; the lag of a write is the
 // time from its COMMIT returning to the first search that finds it. Prints p50/p95/p99/max
 // (target p99 < 2 s). Honours DATABASE_URL (its server) and ELASTICSEARCH_URL.
@@ -81,7 +82,7 @@ const follower = spawn(
 );
 const followerExited = new Promise<number | null>((resolve) => follower.on('exit', resolve));
 await new Promise<void>((resolve, reject) => {
-  createInterface({ input: follower.stderr! }).on('line', (line) => {
+  createInterface({ input: follower.stderr }).on('line', (line) => {
     if (line.includes('sync following the change sequence')) resolve();
   });
   void followerExited.then((code) => reject(new Error(`sync --follow exited with ${code}`)));

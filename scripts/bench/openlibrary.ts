@@ -4,7 +4,8 @@
 // getting the bytes into PostgreSQL); then what the imported catalogue costs on disk and how fast its
 // point lookups and change feed answer.
 //
-//   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench] [--batch-size 2000] [--keep] [--bracket] [--set-based-only]
+//   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench]
+//     [--batch-size 2000] [--keep] [--bracket] [--set-based-only]
 //
 // 1. Generates the dumps with scripts/dev/generate-openlibrary.ts.
 // 2. Baseline: psql \copy of every line of the three files into an unindexed table of one text column; lines/s.
@@ -49,7 +50,7 @@ const seed = Number(values.seed);
 const say = (text: string) => process.stderr.write(`bench-openlibrary: ${text}\n`);
 
 const databaseNameOf = (run: string) => `bookmeta_bench_ol_${editions}_${seed}_${run}`;
-const dumpDir = join(values['work-dir']!, `openlibrary-${editions}-${seed}`);
+const dumpDir = join(values['work-dir'], `openlibrary-${editions}-${seed}`);
 const files = {
   authors: join(dumpDir, 'ol_dump_authors.txt'),
   works: join(dumpDir, 'ol_dump_works.txt'),
@@ -75,7 +76,7 @@ async function copyBaseline(databaseUrl: string): Promise<{ lines: number; secon
 /** `bookmeta import openlibrary` of all three files, as an operator runs it, into a fresh database of its own. */
 async function importFresh(method: 'set-based' | 'record-by-record', name: string): Promise<ImportRun> {
   await freshDatabase(name);
-  return importRun(name, method, [files.authors, files.works, files.editions], values['batch-size']!, say);
+  return importRun(name, method, [files.authors, files.works, files.editions], values['batch-size'], say);
 }
 
 async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; editions: number; tables: string }> {

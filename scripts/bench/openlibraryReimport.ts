@@ -6,7 +6,8 @@
 // in its own process, as an operator runs it: seconds, the importer's peak RSS, the PostgreSQL
 // backends' peak private memory, the load average, and the import's report.
 //
-//   node --import tsx scripts/bench/openlibraryReimport.ts [--editions 1000000] [--seed 42] [--changed 0.02] [--work-dir /var/tmp/bookmeta-bench] [--batch-size 2000] [--set-based-only] [--keep]
+//   node --import tsx scripts/bench/openlibraryReimport.ts [--editions 1000000] [--seed 42] [--changed 0.02]
+//     [--work-dir /var/tmp/bookmeta-bench] [--batch-size 2000] [--set-based-only] [--keep]
 //
 // With --set-based-only, next month's dumps are not imported record by record. The databases are
 // dropped and the dumps deleted at the end, unless --keep. Honours DATABASE_URL (its server; the
@@ -42,11 +43,11 @@ const dumpsOf = async (dir: string, monthChanged?: number): Promise<string[]> =>
   return files;
 };
 const dirs = {
-  thisMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}`),
-  nextMonth: join(values['work-dir']!, `openlibrary-${editions}-${seed}-next-${changed}`),
+  thisMonth: join(values['work-dir'], `openlibrary-${editions}-${seed}`),
+  nextMonth: join(values['work-dir'], `openlibrary-${editions}-${seed}-next-${changed}`),
 };
 const names = { set: `bookmeta_bench_olre_${editions}_${seed}_set`, record: `bookmeta_bench_olre_${editions}_${seed}_record` };
-const batchSize = values['batch-size']!;
+const batchSize = values['batch-size'];
 
 const line = (label: string, result: ImportRun, against?: { label: string; run: ImportRun }) =>
   `${label.padEnd(44)} ${result.seconds.toFixed(1).padStart(7)} s` +

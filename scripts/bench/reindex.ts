@@ -40,7 +40,7 @@ const { values } = parseArgs({
 const count = Number(values.count);
 const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
-const workDir = values['work-dir']!;
+const workDir = values['work-dir'];
 const say = (text: string) => process.stderr.write(`bench-index: ${text}\n`);
 
 const serverUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');

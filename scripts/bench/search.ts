@@ -55,7 +55,7 @@ const config: Config = {
 /** The generated catalogue in PostgreSQL: reused when a previous run (or scripts/bench/reindex.ts) left it. */
 async function prepareDatabase(): Promise<void> {
   if (values.database) return;
-  return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
+  return generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir'], say });
 }
 
 interface SampleBook {

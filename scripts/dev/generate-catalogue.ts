@@ -70,14 +70,17 @@ export async function generateCatalogue(options: CatalogueOptions, writable: Wri
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
 
   // A write after the stream failed would be lost silently; remember the failure and stop.
-  let failure: unknown = null;
-  const onError = (error: unknown): void => {
+  let failure: Error | null = null;
+  const onError = (error: Error): void => {
     failure ??= error;
   };
   writable.on('error', onError);
   let bytes = 0;
-  const write = async (text: string): Promise<void> => {
+  const throwIfFailed = (): void => {
     if (failure !== null) throw failure;
+  };
+  const write = async (text: string): Promise<void> => {
+    throwIfFailed();
     bytes += Buffer.byteLength(text);
     if (!writable.write(text)) await drained(writable);
   };
@@ -93,7 +96,7 @@ export async function generateCatalogue(options: CatalogueOptions, writable: Wri
       }
     }
     await write(chunk);
-    if (failure !== null) throw failure;
+    throwIfFailed();
   } finally {
     writable.off('error', onError);
   }

@@ -256,7 +256,7 @@ export async function generateOpenLibrary(options: OpenLibraryOptions, dir: stri
         ? authorLine(random, pool, index)
         : kind === 'works'
           ? workLine(random, titles, index, authorCount)
-          : editionLine(random, titles, index, authorCount);
+          : editionLine(random, titles, index);
     const month = options.changed === undefined ? null : new NextMonth(seed, kind, total, options.changed, keyOf);
     for (let index = 0; index < total; index++) {
       // Drawn whether revised or not: the lines after it stay this month's.
@@ -445,7 +445,7 @@ function workOfEdition(random: Random, index: number, workCount: number): number
   return index < workCount ? index : Math.floor(workCount * random.next() ** 3);
 }
 
-function editionLine(random: Random, titles: Titles, index: number, authorCount: number): string {
+function editionLine(random: Random, titles: Titles, index: number): string {
   const { pool, seed, workCount } = titles;
   const work = workOfEdition(random, index, workCount);
   const author = firstAuthor(pool, seed, work);

@@ -216,7 +216,7 @@ export async function runMeasured(
 ): Promise<{ code: number | null; stdout: string; seconds: number; peakRssMb: number }> {
   const child = spawn(command, args, { env, cwd: projectPath(), stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const started = performance.now();
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const peakKb = await peakRssKb(child.pid!, exited);

@@ -333,12 +333,13 @@ function text(value: unknown): string | null {
   return storable(UNCOLLAPSED.test(value) ? value.replace(/\s+/g, ' ') : value);
 }
 
-const UNSTORABLE = /[\u0000\uD800-\uDFFF]/;
+const SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text as PostgreSQL can store it: no NUL and no lone surrogate (both occur in the dumps). */
 function storable(value: string): string | null {
-  const cleaned = (UNSTORABLE.test(value) ? value.replace(LONE_SURROGATE, '\uFFFD').replace(/\u0000/g, '') : value).trim();
+  const unstorable = value.includes('\0') || SURROGATE.test(value);
+  const cleaned = (unstorable ? value.replace(LONE_SURROGATE, '\uFFFD').replaceAll('\0', '') : value).trim();
   return cleaned === '' ? null : cleaned;
 }
 

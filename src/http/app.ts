@@ -38,7 +38,10 @@ const spendsItself = ({ state: { route } }: AppContext): boolean =>
  */
 function guard(services: Services): Middleware {
   const guarded = compose([authenticate(services.authenticator), keyOrigins(), rateLimit(services.rateLimiter, spendsItself)]);
-  return (ctx, next) => (requestAccess(ctx, ctx.state.route) === 'public' ? next() : guarded(ctx, next));
+  return async (ctx, next) => {
+    if (requestAccess(ctx, ctx.state.route) === 'public') await next();
+    else await guarded(ctx, next);
+  };
 }
 
 /**

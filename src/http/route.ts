@@ -1,4 +1,4 @@
-import type { Next, ParameterizedContext } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import type { ZodOpenApiOperationObject } from 'zod-openapi';
 import type { z } from 'zod/v4';
 import type { Merged } from '../services/lookups.js';
@@ -65,9 +65,9 @@ export interface Route {
    */
   tool?: ToolNames;
   /** What the route answers for a request of this input, without the request: the tool's answer (a route with `tool` has one). */
-  answer?(services: Services, requestId: string, input: RouteInput): Promise<RouteAnswer>;
+  answer?: (services: Services, requestId: string, input: RouteInput) => Promise<RouteAnswer>;
   /** A batch route's units of the key's budget for this body (one per item, unless the route says otherwise), or the body's 400. */
-  batchUnits?(body: unknown): number;
+  batchUnits?: (body: unknown) => number;
   handle(ctx: AppContext, services: Services, params: Readonly<Record<string, string>>): Promise<void> | void;
 }
 
@@ -119,4 +119,5 @@ export interface RequestState {
 }
 
 export type AppContext = ParameterizedContext<RequestState>;
-export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;
+// Koa's `next` (typed Promise<any>) resolves to nothing a middleware reads.
+export type Middleware = (ctx: AppContext, next: () => Promise<void>) => Promise<void>;

@@ -62,8 +62,8 @@ function mcpServer(context: ToolContext): Server {
 /**
  * A lone tools/call, answered by the handler the SDK's server runs, in the envelope it sends,
  * without the server and its transport: their zod checks of every message (an initialize? a
- * response? a task?) fail and build errors, which makes a cached lookup_isbn several times slower
- * (scripts/bench/mcp.ts).
+ * response? a task?) fail and build errors, work that would cost a cached lookup more than its
+ * answer does (scripts/bench/mcp.ts compares the two).
  */
 async function answerToolCall(context: ToolContext, { id, params }: ToolCall): Promise<JSONRPCResponse> {
   try {

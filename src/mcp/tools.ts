@@ -95,13 +95,16 @@ function queryArguments(route: Route): { schema: JsonSchema; read: (args: unknow
     schema?: object;
     example?: unknown;
   }[];
-  const query = route.query ? jsonSchema(route.query, 'input') : { properties: {}, required: [] };
+  const query: JsonSchema = route.query ? jsonSchema(route.query, 'input') : { properties: {}, required: [] };
   const properties: Record<string, JsonSchema> = Object.fromEntries([
-    ...pathParams.map(({ name, description, schema, example }) => [name, { ...schema, description, examples: [example] }]),
+    ...pathParams.map(({ name, description, schema, example }): [string, JsonSchema] => [
+      name,
+      { ...schema, description, examples: [example] },
+    ]),
     ...Object.entries(query.properties ?? {}),
   ]);
   const requiredMessage = (name: string): string =>
-    z.safeParse(route.query!.shape[name]!, undefined).error?.issues[0]?.message ?? `${name} is required`;
+    z.safeParse(route.query!.shape[name], undefined).error?.issues[0]?.message ?? `${name} is required`;
   const args: Argument[] = [
     ...pathParams.map(({ name }): Argument => ({ name, in: 'params', integer: false, missing: `${name} is required` })),
     ...Object.entries(query.properties ?? {}).map(([name, schema]): Argument => ({
@@ -124,9 +127,15 @@ function queryArguments(route: Route): { schema: JsonSchema; read: (args: unknow
         if (arg.missing !== undefined) throw new InvalidParams(arg.missing);
         continue;
       }
-      if (arg.integer ? !Number.isInteger(value) : typeof value !== 'string')
-        throw new InvalidParams(`${arg.name} must be ${arg.integer ? 'an integer' : 'a string'}`);
-      input[arg.in][arg.name] = String(value);
+      const text = arg.integer
+        ? typeof value === 'number' && Number.isInteger(value)
+          ? String(value)
+          : null
+        : typeof value === 'string'
+          ? value
+          : null;
+      if (text === null) throw new InvalidParams(`${arg.name} must be ${arg.integer ? 'an integer' : 'a string'}`);
+      input[arg.in][arg.name] = text;
     }
     return input;
   };

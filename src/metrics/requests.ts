@@ -76,7 +76,7 @@ class TalliedHistogram extends Histogram<Label> {
     super({ name: LATENCY, help: LATENCY_HELP, labelNames: ['route', 'method'], buckets: LATENCY_BUCKETS, registers: [registry] });
   }
 
-  async getForPromString(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramSample[] }> {
+  getForPromString(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramSample[] }> {
     const values: HistogramSample[] = [];
     for (const { route, method, perBucket, sum, count } of this.tallies()) {
       const labels = { route, method };
@@ -91,7 +91,7 @@ class TalliedHistogram extends Histogram<Label> {
         { metricName: `${LATENCY}_count`, labels: {}, sharedLabels: labels, value: count },
       );
     }
-    return { name: LATENCY, help: LATENCY_HELP, type: 'histogram', aggregator: 'sum', values };
+    return Promise.resolve({ name: LATENCY, help: LATENCY_HELP, type: 'histogram', aggregator: 'sum', values });
   }
 }
 

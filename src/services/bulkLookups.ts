@@ -38,7 +38,7 @@ export interface BulkKind {
   /** What the answer's JSON holds, for the OpenAPI document (bulkLookup writes it). */
   answer: z.ZodType;
   /** What a key names, whatever its spelling: keys with one identity are one item of the budget. */
-  identity(key: string): string;
+  identity: (key: string) => string;
 }
 
 const asGiven = (key: string): string => key;

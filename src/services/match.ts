@@ -222,7 +222,9 @@ function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult
  * that need typos tolerated.
  */
 async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
-  const isbnBooks = await Promise.all(probes.map((probe) => (probe.isbn === null ? null : bookWithIsbn(services, probe.isbn.isbn13))));
+  const isbnBooks = await Promise.all(
+    probes.map((probe) => (probe.isbn === null ? Promise.resolve(null) : bookWithIsbn(services, probe.isbn.isbn13))),
+  );
   const books = new Map<string, BookRecord>();
   const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact', books);
   const retried = probes.flatMap((probe, index) =>

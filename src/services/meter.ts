@@ -148,13 +148,15 @@ export class Meter {
   }
 
   private schedule(delayMs: number): void {
-    this.timer = setTimeout(async () => {
-      await this.flush();
-      this.reportDrops();
-      if (this.timer === null) return; // closed meanwhile
-      const backoff = this.failures === 0 ? FLUSH_EVERY_MS : Math.min(FLUSH_EVERY_MS * 2 ** this.failures, RETRY_MAX_MS);
-      this.schedule(backoff);
-    }, delayMs);
+    this.timer = setTimeout(() => void this.flushAndReschedule(), delayMs);
     this.timer.unref();
+  }
+
+  private async flushAndReschedule(): Promise<void> {
+    await this.flush();
+    this.reportDrops();
+    if (this.timer === null) return; // closed meanwhile
+    const backoff = this.failures === 0 ? FLUSH_EVERY_MS : Math.min(FLUSH_EVERY_MS * 2 ** this.failures, RETRY_MAX_MS);
+    this.schedule(backoff);
   }
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod/v4';
-import { MATCH_THRESHOLD } from '../domain/matching.js';
 import type { BookRecord } from '../domain/records.js';
 import { authorSimilarity } from '../domain/similarity.js';
 import { ApiError, badRequest } from '../errors.js';

@@ -139,7 +139,7 @@ export class StagePool {
       const worker = newStageWorker();
       const entry = { worker, waiting: [] as ((chunk: StagedChunk) => void)[], failed: (error: Error) => void error };
       worker.on('message', (chunk: StagedChunk) => entry.waiting.shift()!(chunk));
-      worker.on('error', (error) => entry.failed(error));
+      worker.on('error', (error: Error) => entry.failed(error));
       return entry;
     });
   }

@@ -85,7 +85,7 @@ export class BulkWriter {
   /** Chunk buffers not in use, reused so that a long load makes no garbage per chunk. */
   private readonly spare: Buffer[] = [];
   private readonly inFlight = new Set<Promise<void>>();
-  private failure: unknown = null;
+  private failure: Error | null = null;
 
   constructor(
     private readonly es: Elastic,
@@ -153,7 +153,7 @@ export class BulkWriter {
       },
       (error: unknown) => {
         this.inFlight.delete(request);
-        this.failure ??= error;
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
       },
     );
     this.inFlight.add(request);
@@ -176,7 +176,7 @@ export class BulkWriter {
         await sleep(Math.min(100 * 2 ** attempt, 5_000));
       }
       this.stats.requests += 1;
-      const response = (await this.es.transport.request(
+      const response = await this.es.transport.request<BulkResponse>(
         {
           method: 'POST',
           path: '/_bulk',
@@ -188,7 +188,7 @@ export class BulkWriter {
           bulkBody: body,
         },
         { requestTimeout: 120_000 },
-      )) as BulkResponse;
+      );
       const again = this.settle(pending, response);
       if (again.length > 0) {
         // Copied out of the chunk buffer: those bytes stay valid until this send is over.

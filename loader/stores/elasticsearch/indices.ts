@@ -142,7 +142,7 @@ export async function swapAlias(es: Elastic, alias: string, index: string): Prom
   if (await concreteIndexNamed(es, alias)) actions.push({ remove_index: { index: alias } });
   for (const name of old) actions.push({ remove: { index: name, alias } });
   actions.push({ add: { index, alias, is_write_index: true } });
-  await es.indices.updateAliases({ actions: actions as never }, SLOW);
+  await es.indices.updateAliases({ actions: actions }, SLOW);
   return old;
 }
 

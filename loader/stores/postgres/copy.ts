@@ -47,5 +47,6 @@ const escaped = (text: string): string => text.replace(SPECIAL, (character) => E
 function field(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (Array.isArray(value)) return escaped(`{${value.map((element) => `"${String(element).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
-  return escaped(String(value));
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return escaped(String(value));
+  throw new TypeError(`a ${typeof value} has no COPY text form here`);
 }

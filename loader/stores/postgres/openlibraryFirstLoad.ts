@@ -100,7 +100,7 @@ export const STAGE_COLUMNS = [
   'id_values',
 ] as const satisfies readonly (keyof StagedRecord)[];
 
-// Per statement: enough to sort or hash most of a 1 M edition load in memory, bounded at any size.
+// Per statement: room to sort or hash a modest load in memory; a larger one spills to disk, so memory stays bounded at any size.
 const WORK_MEM = '64MB';
 
 /**

@@ -69,7 +69,10 @@ const BULK_EXAMPLES: Record<BulkKind['family'], { what: string; name: string; to
   },
 };
 
-/** POST /v1/<family>/batch: one bulk lookup, each key answered as `GET /v1/<family>/{key}` answers it; beside the GET of one, as /v1/match/batch is beside /v1/match. */
+/**
+ * POST /v1/<family>/batch: one bulk lookup, each key answered as `GET /v1/<family>/{key}` answers it;
+ * beside the GET of one, as /v1/match/batch is beside /v1/match.
+ */
 function bulkRoute(kind: BulkKind): Route {
   const { family, body, answer, field, key, record } = kind;
   const example = BULK_EXAMPLES[family];

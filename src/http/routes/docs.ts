@@ -52,7 +52,7 @@ const ASSETS: Record<string, Asset> = {
   'swagger-ui.css': { type: 'text/css; charset=utf-8', read: packageFile('swagger-ui.css') },
   'swagger-ui-bundle.js': { type: 'text/javascript; charset=utf-8', read: packageFile('swagger-ui-bundle.js') },
   'favicon-32x32.png': { type: 'image/png', read: packageFile('favicon-32x32.png') },
-  'start.js': { type: 'text/javascript; charset=utf-8', read: async () => START },
+  'start.js': { type: 'text/javascript; charset=utf-8', read: () => Promise.resolve(START) },
 };
 
 // Swagger UI sets element styles and shows inline SVG and data: images; nothing else is allowed.

@@ -155,7 +155,7 @@ export const reconcileRoutes: readonly Route[] = [
     async handle(ctx, services) {
       // Behind a proxy the request's Host may be an internal name, or whatever a client sent.
       if (isManifest(ctx)) sendJson(ctx, reconcileManifest(services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`));
-      else await answer(ctx, services, async () => parseJsonText(queryParam(ctx, 'queries')!));
+      else await answer(ctx, services, () => Promise.resolve(parseJsonText(queryParam(ctx, 'queries')!)));
     },
   },
   {

@@ -248,7 +248,7 @@ export const searchRoutes: readonly Route[] = [
         "Books a reader of this one is likely to want next, best first, one edition per work and never an edition of this book's own work " +
         '(nor a book with nearly the same title and author that the catalogue keeps as another work). Signals, strongest first: co-reading (what readers who liked this book also liked, ' +
         'from Book-Crossing ratings), the same series, the same author, and content likeness of title, subtitle, series and author names; popular books rank a little higher and ' +
-        'fill the list when few books are related. The catalogue has no subjects, so they play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +
+        'fill the list when few books are related. Subjects, which search matches, play no part. A merged id answers 301 to `/v1/books/<survivor>/recommendations`. ' +
         SHORT_CACHE,
       parameters: [idParameter('book')],
       responses: {

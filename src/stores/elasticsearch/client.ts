@@ -17,8 +17,8 @@ export type Elastic = Client;
 /**
  * The loader's client. `url` names one node, or several comma-separated: the client spreads
  * requests over them and skips a node that is down. A batch job waits for a slow node rather than
- * fail: a node just started on a loaded machine left a request of `npm run up`'s first reindex
- * unanswered three times in 30 s.
+ * fail: a node just started on a loaded machine can leave requests unanswered for a while, and a
+ * first reindex (`npm run up`'s) must not fail for that.
  */
 export function createElastic(url: string): Elastic {
   return new Client({ nodes: url.split(','), requestTimeout: 120_000, maxRetries: 2 });

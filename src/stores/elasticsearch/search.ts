@@ -75,7 +75,7 @@ const EDITIONS_PER_WORK = 3;
 // The fit, popularity and kind rescore at least this many of the best matches: enough to hold the
 // books of a prolific author or a long series, which a name alone matches alike.
 const MIN_RESCORED = 400;
-// A book read by 5 million gains 67% over one nobody rated, by 1,000 30%.
+// How far popularity lifts a book over one nobody rated (see withPopularity).
 const POPULARITY_WEIGHT = 0.1;
 
 // Typos: one edit in words of 3 to 5 letters, two from 6; the first letter must be right (it keeps the query fast).
@@ -435,7 +435,7 @@ async function sortedBooks(
 
 /**
  * Authors, each with the count of their works as the index has it: counting them in PostgreSQL reads
- * every book of the author, 250 ms for one of 15,000 editions at 10 M, and sync keeps the index's
+ * every book of the author, too slow for a search of a prolific one, and sync keeps the index's
  * count in step with the catalogue's.
  */
 export async function searchAuthors(elastic: Elastic, index: string, search: AuthorSearch): Promise<HitPage<AuthorHit>> {

@@ -20,7 +20,7 @@ const STATEMENT_TIMEOUT_MS = 5_000;
 // pools' clients only, not on the driver's global parsers that every other user of pg shares.
 const AS_NUMBER: ReadonlySet<number> = new Set([pg.types.builtins.INT8, pg.types.builtins.NUMERIC]);
 const types: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
     AS_NUMBER.has(oid) && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 

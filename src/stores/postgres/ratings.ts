@@ -171,7 +171,10 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
   });
 }
 
-/** Fresh planner statistics for what a ratings import grew besides the ratings (deriveAlsoLiked analyses those): the lists and the changes naming their books. */
+/**
+ * Fresh planner statistics for what a ratings import grew besides the ratings (deriveAlsoLiked
+ * analyses those): the lists and the changes naming their books.
+ */
 export async function analyzeDerivedTables(pool: Pool): Promise<void> {
   await pool.query('analyze book_also_liked, changes');
 }
