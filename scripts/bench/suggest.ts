@@ -65,7 +65,7 @@ const summary = (label: string, latencies: number[]): string =>
 
 async function main(): Promise<void> {
   if (!values.database)
-    await generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir']!, say });
+    await generatedCatalogueDatabase({ databaseUrl: config.databaseUrl, count, seed, workDir: values['work-dir'], say });
   await searchIndices(config, log, say);
   const services = await buildServices(config, log);
   try {
