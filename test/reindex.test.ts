@@ -156,12 +156,15 @@ test.serial('the CLI reindexes, prints a summary and the loader status agrees wi
   t.regex(text.stdout, /lag: 0 changes/);
 });
 
+/** What comes late past the count check: Elasticsearch's answers, or the requests on their way to it. */
+type Slow = 'answers' | 'requests';
+
 /**
  * Spawns `bookmeta reindex books` (its Elasticsearch through `proxy`) and SIGKILLs it `delayMs` after
  * it logs `message`. Answers whether the kill ended a live process (it died of the signal): a
  * reindex that had already run its course was not interrupted by it.
  */
-async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number): Promise<boolean> {
+async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number, slow: Slow): Promise<boolean> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'reindex', 'books', '--batch-size', '20', '--max-rate', '400', '--no-progress'],
@@ -172,9 +175,13 @@ async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number):
   await new Promise<void>((resolve, reject) => {
     let seen = false;
     lines.on('line', (line) => {
-      // Past the count check every answer of Elasticsearch comes late, so the swap and the drop of the
-      // old index after it take seconds: a kill after "alias swapped" meets a reindex still running.
-      if (line.includes('"msg":"counts checked"')) proxy.delay(SLOW_AFTER_CHECK_MS);
+      // Past the count check every answer of Elasticsearch (or every request) comes late, so the swap
+      // and the drop of the old index after it take seconds: a kill after "alias swapped" meets a
+      // reindex still running, and a request held on its way reaches Elasticsearch after the kill.
+      if (line.includes('"msg":"counts checked"')) {
+        if (slow === 'answers') proxy.delay(SLOW_AFTER_CHECK_MS);
+        else proxy.holdRequests(SLOW_AFTER_CHECK_MS);
+      }
       if (!seen && line.includes(`"msg":"${message}"`)) {
         seen = true;
         setTimeout(resolve, delayMs);
@@ -189,6 +196,7 @@ async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number):
   child.kill('SIGKILL');
   const signal = await exited;
   proxy.delay(0);
+  proxy.holdRequests(0);
   return signal === 'SIGKILL';
 }
 
@@ -197,21 +205,24 @@ const SLOW_AFTER_CHECK_MS = 1_000;
 test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex drops the leftover index', async (t) => {
   // Each phase at a moment of its own: after its message, a random part of the time it lasts.
   const moment = (upToMs: number) => Math.floor(Math.random() * upToMs);
-  const phases: [string, number][] = [
-    ['reindex started', moment(50)], // index created, streaming starts
-    ['reindex started', 400 + moment(400)], // streaming
+  const phases: [string, number, Slow][] = [
+    ['reindex started', moment(50), 'answers'], // index created, streaming starts
+    ['reindex started', 400 + moment(400), 'answers'], // streaming
     // Under the sync lock: reading the alias's targets, then swapping (each answer late).
-    ['counts checked', moment(3 * SLOW_AFTER_CHECK_MS)],
-    ['alias swapped', moment(SLOW_AFTER_CHECK_MS / 2)], // swapped, old index not dropped yet
+    ['counts checked', moment(3 * SLOW_AFTER_CHECK_MS), 'answers'],
+    // The swap request sent (two held requests after the record) but not yet at Elasticsearch: it
+    // takes effect after the kill, when the sync lock is free again.
+    ['swap recorded', 2.25 * SLOW_AFTER_CHECK_MS + moment(SLOW_AFTER_CHECK_MS / 2), 'requests'],
+    ['alias swapped', moment(SLOW_AFTER_CHECK_MS / 2), 'answers'], // swapped, old index not dropped yet
   ];
   const proxy = await TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200');
   t.teardown(() => proxy.close());
   await reindex(deps, 'all', { progress: false });
-  for (const [message, delayMs] of phases) {
+  for (const [message, delayMs, slow] of phases) {
     const [book] = await liveBooks(world.db, 1);
     const aliasBefore = await aliasTargets(deps.es, deps.aliases.books);
     await retitle(world.db, [book!.id], () => `Retitled Before Killed Reindex ${message} ${delayMs}`);
-    t.true(await killReindexAt(proxy, message, delayMs), `killed ${delayMs} ms after "${message}": the reindex was still running`);
+    t.true(await killReindexAt(proxy, message, delayMs, slow), `killed ${delayMs} ms after "${message}": the reindex was still running`);
     // Whatever phase it died in, the alias points at one complete index and search answers.
     const targets = await aliasTargets(deps.es, deps.aliases.books);
     t.is(targets.length, 1);
@@ -223,6 +234,9 @@ test.serial('kill -9 at any moment of a reindex loses nothing; the next reindex 
     );
     await retitle(world.db, [book!.id], () => `Retitled After Killed Reindex ${message} ${delayMs}`);
     await syncOnce(deps);
+    // Whatever the dead reindex had sent takes effect before the indices are judged.
+    await proxy.requestsDelivered();
+    if (slow === 'requests') await sleep(SLOW_AFTER_CHECK_MS);
     await assertIndexMatches(t, deps);
   }
   const rerun = await runCli(world.env, ['reindex', 'books', '--no-progress']);

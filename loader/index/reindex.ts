@@ -14,11 +14,12 @@ import {
   type IndexKind,
 } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint } from '../stores/postgres/checkpoints.js';
+import { clearPendingSwap, recordPendingSwap } from '../stores/postgres/pendingSwaps.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../src/stores/postgres/pool.js';
 import { createProgress, type ProgressReporter } from './progress.js';
 import { readyIndex } from './readyIndex.js';
-import { SYNC_CHECKPOINT, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
+import { SYNC_CHECKPOINT, completePendingSwaps, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
 
 /**
  * `bookmeta reindex [books|authors|all]`: rebuilds an index from PostgreSQL into a new physical
@@ -44,10 +45,15 @@ import { SYNC_CHECKPOINT, replayChanges, withSyncWriteLock, type LoaderDeps } fr
  *  7. Drop the old index. For `all`, move the sync checkpoint up to the lower M (never back), so
  *     sync does not replay history the new indices already hold.
  *
- * A kill -9 before the swap leaves the alias on the old, complete index (step 1 of the next run
- * drops the partial one); after it, the new index is complete up to M and sync carries on from its
- * own checkpoint (at most M, or already past it through the new index). The old index, if not yet
- * dropped, is dropped by the next reindex.
+ * The swap is recorded in PostgreSQL (loader_pending_swaps) before it is asked for, and cleared once
+ * acknowledged: a request that reached Elasticsearch may take effect after the process died and its
+ * lock was released, so sync, and the next reindex before step 1, make a recorded swap themselves
+ * before anything else (completePendingSwaps in sync.ts).
+ *
+ * A kill -9 before the swap was recorded leaves the alias on the old, complete index (step 1 of the
+ * next run drops the partial one); after it, the alias is, or is made to be, on the new index,
+ * complete up to M, and sync carries on from its own checkpoint (at most M, or already past it
+ * through the new index). The old index, if not yet dropped, is dropped by the next reindex.
  */
 
 export type ReindexTarget = IndexKind | 'all';
@@ -121,13 +127,15 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
       await sleep(250);
     }
     try {
+      // A reindex that died asking for its swap left an index the alias may yet move to: not a leftover.
+      await withSyncWriteLock(lockClient, () => completePendingSwaps(deps));
       for (const stray of await strayIndices(es, alias)) {
         log.info({ index: stray }, 'dropping leftover index');
         await dropIndex(es, stray);
       }
       const index = await createPhysicalIndex(es, alias, kind, { bulkLoad: true, shape: deps.shape });
       log.info({ index, alias }, 'reindex started');
-      let swapped = false;
+      let swapAsked = false;
       try {
         const snapshot = await loadSnapshot(deps, kind, index, options);
         const streamedCount = await countDocuments(es, index, { refresh: true });
@@ -150,8 +158,13 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
           const upTo = await replayChanges(deps, caughtUp, await lastSeq(db), targets);
           const count = await checkCounts(deps, kind, index, upTo);
           const segments = await segmentCount(es, index);
+          // Once asked for, the swap may take effect in Elasticsearch even if this process dies before
+          // the answer: recorded first, so that sync makes it before writing through the alias again.
+          await recordPendingSwap(db, { alias, index, completeUpTo: upTo });
+          log.info({ index, alias, completeUpTo: upTo }, 'swap recorded');
+          swapAsked = true;
           const old = await swapAlias(es, alias, index);
-          swapped = true;
+          await clearPendingSwap(db, alias);
           return { completeUpTo: upTo, count, segments, dropped: old };
         });
         log.info({ index, alias, segments, replaced: dropped }, 'alias swapped');
@@ -171,7 +184,7 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
           dropped,
         };
       } catch (error) {
-        if (!swapped) await dropIndex(es, index).catch(() => undefined);
+        if (!swapAsked) await dropIndex(es, index).catch(() => undefined);
         throw error;
       }
     } finally {

@@ -13,8 +13,9 @@ import {
   type BookFacts,
 } from '../stores/elasticsearch/documents.js';
 import type { IndexShape } from '../../src/config.js';
-import { INDEX_KINDS, ensureAlias, statusOf } from '../stores/elasticsearch/indices.js';
+import { INDEX_KINDS, ensureAlias, errorType, statusOf, swapAlias } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
+import { clearPendingSwap, pendingSwaps } from '../stores/postgres/pendingSwaps.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
 import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
 
@@ -236,6 +237,28 @@ export async function withSyncWriteLock<T>(client: PoolClient, work: () => Promi
   }
 }
 
+/**
+ * Makes the alias swaps that reindexes recorded and did not see acknowledged (they died, or the
+ * request failed). Elasticsearch may still carry out such a request at any later moment, and
+ * whatever sync had written into the old index by then would vanish from search. So the swap is
+ * made now, before any write through the alias: the new index holds every change up to the
+ * recorded seq, and sync's checkpoint, which cannot move while a reindex holds SYNC_WRITE_LOCK, is at
+ * or below it. A late copy of the dead reindex's request then changes nothing. Call it holding
+ * SYNC_WRITE_LOCK.
+ */
+export async function completePendingSwaps(deps: LoaderDeps): Promise<void> {
+  for (const swap of await pendingSwaps(deps.db)) {
+    try {
+      await swapAlias(deps.es, swap.alias, swap.index);
+      deps.log.warn({ alias: swap.alias, index: swap.index, completeUpTo: swap.completeUpTo }, 'completed the alias swap of a reindex');
+    } catch (error) {
+      // Deleted by hand since: the alias stays where it is, on a complete index.
+      if (errorType(error) !== 'index_not_found_exception') throw error;
+    }
+    await clearPendingSwap(deps.db, swap.alias);
+  }
+}
+
 /** Makes sure both aliases exist, so writes through them never auto-create an index. */
 export async function ensureAliases(deps: LoaderDeps): Promise<void> {
   await ensureAlias(deps.es, deps.aliases.books, 'books', deps.shape);
@@ -256,6 +279,7 @@ export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lock
       const peek = await readChanges(deps.db, result.checkpoint, 1);
       if (peek.length === 0) break;
       const done = await withSyncWriteLock(client, async () => {
+        await completePendingSwaps(deps);
         const checkpoint = (await readCheckpoint(deps.db, SYNC_CHECKPOINT))?.seq ?? 0;
         const changes = await readChanges(deps.db, checkpoint, pageSize);
         if (changes.length === 0) return { checkpoint, applied: 0 };

@@ -139,14 +139,16 @@ export class PostgresCluster {
 
 /**
  * A TCP proxy to an upstream address that can be closed (connections refused), made to stall
- * (connections accepted and never answered), made slow (every answer held back a while) and opened
- * again on the same port.
+ * (connections accepted and never answered), made slow (every answer, or every request, held back a
+ * while) and opened again on the same port.
  */
 export class TcpProxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   private stalled = false;
   private delayMs = 0;
+  private holdMs = 0;
+  private held = 0;
 
   private constructor(
     readonly port: number,
@@ -168,6 +170,7 @@ export class TcpProxy {
     this.dropConnections();
     this.stalled = false;
     this.delayMs = 0;
+    this.holdMs = 0;
     if (this.server) return;
     const server = createServer((client) => this.accept(client));
     await new Promise<void>((resolve, reject) => {
@@ -196,6 +199,19 @@ export class TcpProxy {
     this.delayMs = ms;
   }
 
+  /**
+   * Every request reaches upstream `ms` later (in order), even when its client is gone by then: as a
+   * request that reached the node carries on after its client died.
+   */
+  holdRequests(ms: number): void {
+    this.holdMs = ms;
+  }
+
+  /** Resolves once every held request has reached upstream. */
+  async requestsDelivered(): Promise<void> {
+    while (this.held > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
   private accept(client: Socket): void {
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
@@ -208,8 +224,27 @@ export class TcpProxy {
       client.destroy();
     });
     upstream.on('error', () => upstream.destroy());
-    client.on('close', () => upstream.destroy());
-    client.pipe(upstream);
+    let heldHere = 0;
+    let clientClosed = false;
+    client.on('close', () => {
+      clientClosed = true;
+      if (heldHere === 0) upstream.destroy();
+    });
+    client.on('data', (chunk: Buffer) => {
+      if (this.holdMs === 0) {
+        upstream.write(chunk);
+        return;
+      }
+      heldHere += 1;
+      this.held += 1;
+      setTimeout(() => {
+        upstream.write(chunk);
+        heldHere -= 1;
+        this.held -= 1;
+        // Closing at once could abort the request before upstream read it: let it be carried out.
+        if (clientClosed && heldHere === 0) setTimeout(() => upstream.destroy(), 1_000);
+      }, this.holdMs);
+    });
     // Timers of one delay fire in the order they were set, so the answer's bytes keep their order.
     upstream.on('data', (chunk: Buffer) => {
       if (this.delayMs === 0) client.write(chunk);
