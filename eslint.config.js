@@ -6,7 +6,8 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', 'data/'] },
+  // Built, installed, downloaded or left by a run (Elasticsearch data, benchmark scratch, a test's typed client).
+  { ignores: ['dist/', 'node_modules/', 'data/', '.es/', '.bench/', '.typed-client-*/'] },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

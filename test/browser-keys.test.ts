@@ -101,7 +101,10 @@ test.serial(
     t.regex(changed.stdout, /may be used by pages of https:\/\/other\.example/);
     const cleared = await runCli(api.world.env, ['keys', 'origins', kid]);
     t.regex(cleared.stdout, /is server-side only/);
-    t.deepEqual((await api.world.db.query('select origins from api_keys where kid = $1', [kid])).rows[0].origins, []);
+    t.deepEqual(
+      (await api.world.db.query<{ origins: string[] }>('select origins from api_keys where kid = $1', [kid])).rows[0]!.origins,
+      [],
+    );
 
     const bad = await runCli(api.world.env, ['keys', 'create', '--name', 'bad', '--origin', 'https://shelf.example/app']);
     t.is(bad.code, 1);

@@ -54,8 +54,8 @@ test('each kind of JSON GET revalidates with its ETag, and its Cache-Control say
   await assertRevalidates(t, '/v1/authors/search?q=collins', 'private, max-age=30');
   await assertRevalidates(t, `/v1/books/${book!.id}/recommendations`, 'private, max-age=30');
   // A full page of changes can never change; the head page changes with the next commit.
-  const full = await (await get('/v1/changes?since=0&limit=2')).json();
-  t.true((full as { has_more: boolean }).has_more);
+  const full = (await (await get('/v1/changes?since=0&limit=2')).json()) as { has_more: boolean };
+  t.true(full.has_more);
   await assertRevalidates(t, '/v1/changes?since=0&limit=2', 'private, max-age=31536000, immutable');
   const { rows: last } = await search.world.db.query<{ seq: string }>('select max(seq)::text as seq from changes');
   await assertRevalidates(t, `/v1/changes?since=${Number(last[0]!.seq) - 1}`, 'no-store');

@@ -79,7 +79,12 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
       const text = await response.text();
       const requestId = response.headers.get('X-Request-Id');
       const line = log.find((entry) => entry.msg === 'request' && entry.requestId === requestId);
-      return { status: response.status, ms: line?.ms ?? Infinity, headers: response.headers, body: text ? JSON.parse(text) : {} };
+      return {
+        status: response.status,
+        ms: line?.ms ?? Infinity,
+        headers: response.headers,
+        body: text ? (JSON.parse(text) as Answer['body']) : {},
+      };
     },
   };
 }

@@ -17,18 +17,18 @@ test.serial('goodbooks rows are imported, repaired where certain, and counted', 
   t.is(report.inserted, 300);
   t.is(report.rejected.length, 0);
   t.true(report.repaired > 0);
-  const { rows } = await world.db.query('select count(*)::int as n from books');
-  t.is(rows[0].n, 300);
+  const { rows } = await world.db.query<{ n: number }>('select count(*)::int as n from books');
+  t.is(rows[0]!.n, 300);
 });
 
 test.serial('a second import of the same file changes nothing and records no change', async (t) => {
-  const before = await world.db.query('select max(seq) as seq from changes');
+  const before = await world.db.query<{ seq: string | null }>('select max(seq) as seq from changes');
   const report = await importFile(world, 'goodbooks', GOODBOOKS_300);
   t.is(report.inserted, 0);
   t.is(report.updated, 0);
   t.is(report.unchanged, 300);
-  const after = await world.db.query('select max(seq) as seq from changes');
-  t.is(after.rows[0].seq, before.rows[0].seq);
+  const after = await world.db.query<{ seq: string | null }>('select max(seq) as seq from changes');
+  t.is(after.rows[0]!.seq, before.rows[0]!.seq);
 });
 
 test.serial('an ISBN-10 that lost its leading zero is restored and its ISBN-13 derived', async (t) => {
@@ -49,22 +49,22 @@ test.serial('an author written two ways is one author with both spellings', asyn
   ]);
   const report = await importFile(world, 'goodbooks', path);
   t.is(report.inserted, 1);
-  const { rows } = await world.db.query(
+  const { rows } = await world.db.query<{ name: string; spellings: string[] }>(
     `select a.name, array_agg(n.name order by n.name) as spellings
        from authors a join author_names n on n.author_id = a.id
       where n.name_key = 'jk rowling' group by a.id`,
   );
   t.is(rows.length, 1);
-  t.deepEqual(rows[0].spellings, ['J. K. Rowling', 'J.K. Rowling']);
+  t.deepEqual(rows[0]!.spellings, ['J. K. Rowling', 'J.K. Rowling']);
 });
 
 test.serial('illustrators and translators listed in authors become credited authors in order', async (t) => {
-  const { rows } = await world.db.query(
+  const { rows } = await world.db.query<{ names: string[] }>(
     `select array_agg(a.name order by ba.position) as names from books b
        join book_authors ba on ba.book_id = b.id join authors a on a.id = ba.author_id
       where b.isbn_13 = '9780439554930' group by b.id`,
   );
-  t.deepEqual(rows[0].names, ['J.K. Rowling', 'Mary GrandPré']);
+  t.deepEqual(rows[0]!.names, ['J.K. Rowling', 'Mary GrandPré']);
 });
 
 test.serial('a row without any usable ISBN is kept under its Goodreads id, never with an invented ISBN', async (t) => {
@@ -135,16 +135,16 @@ test.serial('editions of one work are grouped, whatever their series suffix or s
     '0743486226,Angels & Demons,Dan Brown,2003,Atria',
   ]);
   await importFile(world, 'book-crossing', path);
-  const { rows } = await world.db.query(
+  const { rows } = await world.db.query<{ works: number }>(
     "select count(distinct work_id)::int as works from books where isbn_10 in ('0743486226', '0671027360')",
   );
-  t.is(rows[0].works, 1);
+  t.is(rows[0]!.works, 1);
 });
 
 test.serial('every insert and update was recorded in the change sequence', async (t) => {
-  const books = await world.db.query('select count(*)::int as n from books');
-  const inserts = await world.db.query(
+  const books = await world.db.query<{ n: number }>('select count(*)::int as n from books');
+  const inserts = await world.db.query<{ n: number }>(
     "select count(distinct entity_id)::int as n from changes where entity = 'book' and operation = 'insert'",
   );
-  t.is(inserts.rows[0].n, books.rows[0].n);
+  t.is(inserts.rows[0]!.n, books.rows[0]!.n);
 });

@@ -15,10 +15,12 @@ test.serial('keys create prints the new key once, alone on the last line, and st
   const key = lines.at(-1)!;
   t.regex(key, /^svc_live_[0-9a-z]+_[0-9A-Za-z]+$/);
   const kid = key.split('_')[2]!;
-  const { rows } = await world.db.query('select name, secret_hash from api_keys where kid = $1', [kid]);
-  t.is(rows[0].name, 'reading app');
-  t.regex(rows[0].secret_hash, /^sha256\$/);
-  t.false(rows[0].secret_hash.includes(key.split('_')[3]));
+  const { rows } = await world.db.query<{ name: string; secret_hash: string }>('select name, secret_hash from api_keys where kid = $1', [
+    kid,
+  ]);
+  t.is(rows[0]!.name, 'reading app');
+  t.regex(rows[0]!.secret_hash, /^sha256\$/);
+  t.false(rows[0]!.secret_hash.includes(key.split('_')[3]!));
   t.false(result.stderr.includes(key.split('_')[3]!), 'the secret never reaches the log');
 
   const list = await runCli(world.env, ['keys', 'list']);

@@ -129,7 +129,7 @@ test('the answer carries the best match, its confidence and signals, and up to f
   );
   t.is(result.confidence, confidences[0]!);
   t.deepEqual(result.signals, result.candidates[0]!.signals);
-  const record = await (await search.get(`/v1/books/${result.candidates[0]!.book.id}`)).json();
+  const record: unknown = await (await search.get(`/v1/books/${result.candidates[0]!.book.id}`)).json();
   t.deepEqual(result.candidates[0]!.book, record);
 });
 

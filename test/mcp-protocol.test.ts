@@ -133,7 +133,7 @@ test("arguments that do not fit the schema are a JSON-RPC invalid-params error i
   const { client } = await connect();
   try {
     const error = await t.throwsAsync(callTool(client, 'get_book', { id: 5 }));
-    t.regex(error!.message, /id must be a string/);
+    t.regex(error.message, /id must be a string/);
   } finally {
     await client.close();
   }
@@ -185,7 +185,7 @@ test("without an Authorization header, initialize is a 401 with the API's error 
   const client = new Client({ name: 'bookmeta-test', version: '1.0.0' });
   const error = await t.throwsAsync(client.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url))));
   t.is((error as Error & { code?: number }).code, 401);
-  t.true(error!.message.includes(expected));
+  t.true(error.message.includes(expected));
 });
 
 test('"Bearer" twice and a malformed key are 401 before any MCP message is handled, a tool call included', async (t) => {

@@ -116,7 +116,9 @@ test.serial('a merge into itself, into a redirect, a cycle, or across kinds is r
 
 test.serial('merging works moves the editions to the survivor and redirects the old work', async (t) => {
   const [x, y] = await books(2);
-  const fromEditions = await api.world.db.query('select id from books where work_id = $1 and merged_into is null', [x!.work_id]);
+  const fromEditions = await api.world.db.query<{ id: string }>('select id from books where work_id = $1 and merged_into is null', [
+    x!.work_id,
+  ]);
   t.is((await merge('work', x!.work_id, y!.work_id)).code, 0);
   const work = (await (await get(`/v1/works/${y!.work_id}`)).json()) as { editions: { id: string }[]; edition_count: number };
   for (const row of fromEditions.rows) t.true(work.editions.some((edition) => edition.id === row.id));
@@ -128,20 +130,20 @@ test.serial('merging works moves the editions to the survivor and redirects the 
 });
 
 test.serial('merging authors moves their books and spellings and redirects the old author', async (t) => {
-  const { rows } = await api.world.db.query(
+  const { rows } = await api.world.db.query<{ id: string }>(
     `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id)
       order by a.id limit 2`,
   );
-  const [from, into] = rows as { id: string }[];
-  const fromName = (await api.world.db.query('select name from authors where id = $1', [from!.id])).rows[0].name as string;
+  const [from, into] = rows;
+  const fromName = (await api.world.db.query<{ name: string }>('select name from authors where id = $1', [from!.id])).rows[0]!.name;
   t.is((await merge('author', from!.id, into!.id)).code, 0);
   const author = (await (await get(`/v1/authors/${into!.id}`)).json()) as { alternate_names: string[] };
   t.true(author.alternate_names.includes(fromName));
   const old = await get(`/v1/authors/${from!.id}`);
   t.is(old.status, 301);
   t.is(old.headers.get('location'), `/v1/authors/${into!.id}`);
-  const left = await api.world.db.query('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
-  t.is(left.rows[0].n, 0);
+  const left = await api.world.db.query<{ n: number }>('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
+  t.is(left.rows[0]!.n, 0);
 });
 
 test.serial('a merge drops the cached answers of both ids at once', async (t) => {
@@ -159,7 +161,7 @@ test.serial('a merge drops the cached answers of both ids at once', async (t) =>
 
 test.serial('every merge is in the change feed with its survivor', async (t) => {
   const [from, into] = await books(2);
-  const before = Number((await api.world.db.query('select coalesce(max(seq), 0) as seq from changes')).rows[0].seq);
+  const before = Number((await api.world.db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq);
   t.is((await merge('book', from!.id, into!.id)).code, 0);
   const page = (await (await get(`/v1/changes?since=${before}`)).json()) as {
     changes: { id: string; operation: string; survivor_id: string | null }[];

@@ -43,7 +43,7 @@ async function heldCall(url: string, auth: { Authorization: string }): Promise<{
     `POST /v1/isbn/batch HTTP/1.1\r\nHost: test\r\nAuthorization: ${auth.Authorization}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
   );
-  if (!(await eventually(async () => received.startsWith('HTTP/1.1 100 Continue\r\n'), 30_000)))
+  if (!(await eventually(() => Promise.resolve(received.startsWith('HTTP/1.1 100 Continue\r\n')), 30_000)))
     throw new Error(`the server did not take the request in: ${JSON.stringify(received)}`);
   return {
     async send() {
@@ -73,7 +73,10 @@ test.serial(
     // Calls the server has received and not answered when SIGTERM arrives: it must finish and meter each.
     const held = await Promise.all(Array.from({ length: inFlight }, () => heldCall(first.url, auth)));
     first.child.kill('SIGTERM');
-    t.true(await eventually(async () => first.log.some((line) => line.includes('stopping')), 10_000), 'the server began to stop');
+    t.true(
+      await eventually(() => Promise.resolve(first.log.some((line) => line.includes('stopping'))), 10_000),
+      'the server began to stop',
+    );
     t.deepEqual(
       await Promise.all(held.map((call) => call.send())),
       Array.from({ length: inFlight }, () => 200),
@@ -143,7 +146,7 @@ test.serial('while PostgreSQL refuses the writes, usage waits in memory and is w
     // An outage of the usage table alone: the rest of the service keeps working.
     await world.db.query('alter table usage_batches rename to usage_away');
     for (let i = 0; i < 30; i++) await (await fetch(`${server.url}/v1/isbn/123`, { headers: auth })).arrayBuffer();
-    t.true(await eventually(async () => server.services.meter?.health().failing === true));
+    t.true(await eventually(() => Promise.resolve(server.services.meter?.health().failing === true)));
     const health = (await (await fetch(`${server.url}/health`)).json()) as { metering: { pending: number; dropped: number } };
     t.is(health.metering.pending, 30);
     t.is(health.metering.dropped, 0);
@@ -174,10 +177,11 @@ test.serial('past its capacity the buffer drops the oldest records and says so i
 });
 
 test.serial('an overflowing buffer reports its drops in one log line, not one per dropped record', async (t) => {
-  const lines: { msg: string; dropped?: number; droppedTotal?: number }[] = [];
+  type Line = { msg: string; dropped?: number; droppedTotal?: number };
+  const lines: Line[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()));
+      lines.push(JSON.parse(chunk.toString()) as Line);
       done();
     },
   });
@@ -211,11 +215,11 @@ test.serial('under a steady stream of calls, usage is written in full batches, n
   }
   await meter.close();
   t.is(await usageCount(kid), 3_000);
-  const { rows } = await world.db.query(
+  const { rows } = await world.db.query<{ n: number }>(
     'select count(*)::int as n from usage_batches b where exists (select 1 from json_to_recordset(b.records) as g(kid text) where g.kid = $1)',
     [kid],
   );
-  const batches = rows[0].n as number;
+  const batches = rows[0]!.n;
   // Three full batches, and at most one more sealed early by the 500 ms timer.
   t.true(batches <= 4, `${batches} batches`);
 });
@@ -325,7 +329,7 @@ test.serial('usage rows are written as given, whatever characters the route hold
 });
 
 /** A scratch database as the release that ended with `files` left it: applied and recorded as the migrator does. */
-async function databaseAtRelease(files: string[]): Promise<{ db: Pool; drop(): Promise<void> }> {
+async function databaseAtRelease(files: string[]): Promise<{ db: Pool; drop: () => Promise<void> }> {
   const url = new URL(world.config.databaseUrl);
   url.pathname = `/bookmeta_m${randomBytes(5).toString('hex')}`;
   await ensureDatabase(url.toString());
@@ -337,7 +341,7 @@ async function databaseAtRelease(files: string[]): Promise<{ db: Pool; drop(): P
   }
   return {
     db,
-    async drop() {
+    drop: async () => {
       await db.end();
       await dropDatabase(url.toString());
     },
@@ -360,14 +364,14 @@ test('migrating to batch storage keeps every call recorded before it, to the mic
     await db.query(`update usage set at = at + interval '456 microseconds' where route = '/v1/isbn/:isbn'`);
     // Later migrations come after these; they are not this test's business.
     t.deepEqual((await migrate(db)).slice(0, 2), ['004_usage_batches.sql', '005_usage_groups.sql']);
-    const { rows } = await db.query(
+    const { rows } = await db.query<(typeof before)[number] & { micros: number }>(
       'select kid, method, route, status, at, latency_ms, extract(microseconds from at)::int % 1000000 as micros from usage order by at',
     );
     t.deepEqual(
       rows.map(({ micros: _, ...row }) => row),
       before,
     );
-    t.is(rows[0].micros, 123_456);
+    t.is(rows[0]!.micros, 123_456);
   } finally {
     await drop();
   }
@@ -404,7 +408,7 @@ test('migrating batches of one object per call to grouped batches keeps every ca
       { kid: 'k2', method: 'POST', route: '/mcp', status: 200, at: '10:00:01.000000', latency_ms: 3, ...bounds },
       { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: '10:00:02.000000', latency_ms: 0.5, ...bounds },
     ]);
-    const [{ groups }] = (await db.query('select json_array_length(records) as groups from usage_batches')).rows;
+    const { groups } = (await db.query<{ groups: number }>('select json_array_length(records) as groups from usage_batches')).rows[0]!;
     t.is(groups, 2);
   } finally {
     await drop();

@@ -163,7 +163,7 @@ test.serial(
       gets[location] = { status: response.status, body: await response.json() };
       t.is(response.status, 410, location);
       t.like(
-        gets[location]!.body,
+        gets[location].body,
         {
           error: {
             code: 'gone',

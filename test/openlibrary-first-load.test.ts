@@ -240,7 +240,7 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was or wh
       const said: string[] = [];
       // Bounded, so a load that never reaches the step fails with what it said instead of hanging the run.
       const reported = await new Promise<boolean>((resolve) => {
-        createInterface({ input: child.stderr! }).on('line', (line) => {
+        createInterface({ input: child.stderr }).on('line', (line) => {
           said.push(line);
           if (line.startsWith(`openlibrary first load: ${step}`)) resolve(true);
         });

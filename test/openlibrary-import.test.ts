@@ -129,24 +129,28 @@ test.serial('a second import of the same files changes nothing and records no ch
 test.serial(
   'editions and their works: one ISBN is one book, a redirected work key lands on the survivor, an edition without a work has its own',
   async (t) => {
-    const { rows: hunger } = await world.db.query("select count(*)::int as n from books where isbn_13 = '9780439023481'");
-    t.is(hunger[0].n, 1);
+    const { rows: hunger } = await world.db.query<{ n: number }>("select count(*)::int as n from books where isbn_13 = '9780439023481'");
+    t.is(hunger[0]!.n, 1);
     t.is(await entityOf(world.db, 'OL24224410M'), await entityOf(world.db, 'OL30012M'));
-    const { rows: poetry } = await world.db.query(
+    const { rows: poetry } = await world.db.query<{ work_key: string }>(
       "select w.work_key from books b join works w on w.id = b.work_id where b.source_key in ('openlibrary:OL30004M', 'openlibrary:OL30005M')",
     );
     t.deepEqual(
       poetry.map((row) => row.work_key),
       ['ol:OL2010880W', 'ol:OL2010880W'],
     );
-    const { rows: redirected } = await world.db.query("select merged_into from works where work_key = 'ol:OL2010890W'");
-    t.is(redirected[0].merged_into, await entityOf(world.db, 'OL2010880W'));
-    const { rows: own } = await world.db.query(
+    const { rows: redirected } = await world.db.query<{ merged_into: string | null }>(
+      "select merged_into from works where work_key = 'ol:OL2010890W'",
+    );
+    t.is(redirected[0]!.merged_into, await entityOf(world.db, 'OL2010880W'));
+    const { rows: own } = await world.db.query<{ work_key: string }>(
       "select w.work_key from books b join works w on w.id = b.work_id where b.source_key = 'openlibrary:OL30010M'",
     );
-    t.is(own[0].work_key, 'ol-edition:OL30010M');
-    const { rows: invalid } = await world.db.query("select isbn_13 from books where source_key = 'openlibrary:OL30011M'");
-    t.is(invalid[0].isbn_13, null);
+    t.is(own[0]!.work_key, 'ol-edition:OL30010M');
+    const { rows: invalid } = await world.db.query<{ isbn_13: string | null }>(
+      "select isbn_13 from books where source_key = 'openlibrary:OL30011M'",
+    );
+    t.is(invalid[0]!.isbn_13, null);
   },
 );
 
@@ -156,26 +160,34 @@ test.serial(
     const other = await createWorld();
     try {
       await importFile(other, 'goodbooks', GOODBOOKS_300);
-      const { rows: before } = await other.db.query("select id, work_id, title from books where isbn_13 = '9780439023481'");
+      const { rows: before } = await other.db.query<{ id: string; work_id: string; title: string }>(
+        "select id, work_id, title from books where isbn_13 = '9780439023481'",
+      );
       await importOpenLibrary([SAMPLE.editions, SAMPLE.works], { db: other.db, cache: null, log }, { progress: false });
-      const { rows: after } = await other.db.query(
-        "select id, work_id, title, physical_format, subjects from books where isbn_13 = '9780439023481'",
-      );
+      const { rows: after } = await other.db.query<{
+        id: string;
+        work_id: string;
+        title: string;
+        physical_format: string | null;
+        subjects: string[];
+      }>("select id, work_id, title, physical_format, subjects from books where isbn_13 = '9780439023481'");
       t.is(after.length, 1);
-      t.is(after[0].id, before[0].id);
+      t.is(after[0]!.id, before[0]!.id);
       // goodbooks owns the title; Open Library adds what only it knows.
-      t.is(after[0].title, before[0].title);
-      t.is(after[0].physical_format, 'Hardcover');
-      t.deepEqual(after[0].subjects, ['Survival', 'Reality television programs']);
-      const olWork = await entityOf(other.db, 'OL5735363W');
-      t.is(after[0].work_id, olWork);
-      const { rows: ours } = await other.db.query('select merged_into from works where id = $1', [before[0].work_id]);
-      t.is(ours[0].merged_into, olWork);
-      const { rows: merge } = await other.db.query(
+      t.is(after[0]!.title, before[0]!.title);
+      t.is(after[0]!.physical_format, 'Hardcover');
+      t.deepEqual(after[0]!.subjects, ['Survival', 'Reality television programs']);
+      const olWork = (await entityOf(other.db, 'OL5735363W'))!;
+      t.is(after[0]!.work_id, olWork);
+      const { rows: ours } = await other.db.query<{ merged_into: string | null }>('select merged_into from works where id = $1', [
+        before[0]!.work_id,
+      ]);
+      t.is(ours[0]!.merged_into, olWork);
+      const { rows: merge } = await other.db.query<{ n: number }>(
         "select count(*)::int as n from changes where entity = 'work' and operation = 'merge' and entity_id = $1",
-        [before[0].work_id],
+        [before[0]!.work_id],
       );
-      t.is(merge[0].n, 1);
+      t.is(merge[0]!.n, 1);
     } finally {
       await other.destroy();
     }
@@ -193,8 +205,10 @@ test.serial('a newer revision changes only what changed; a newer revision with t
   const [same] = await load(world.db, [await dumpFile('same.txt', [sameFields])]);
   t.like(same, { updated: 0, unchanged: 1 });
   t.is(await lastSeq(world.db), seq);
-  const { rows: revision } = await world.db.query("select revision from openlibrary_records where key = 'OL2010882W'");
-  t.is(revision[0].revision, 9);
+  const { rows: revision } = await world.db.query<{ revision: number }>(
+    "select revision from openlibrary_records where key = 'OL2010882W'",
+  );
+  t.is(revision[0]!.revision, 9);
 
   const retitled = line('/type/edition', '/books/OL30008M', 7, {
     title: 'Quicksands: a novel',
@@ -209,8 +223,8 @@ test.serial('a newer revision changes only what changed; a newer revision with t
   t.like(report, { updated: 1, unchanged: 1 });
   const { rows: changes } = await world.db.query('select entity, operation from changes where seq > $1', [seq]);
   t.deepEqual(changes, [{ entity: 'book', operation: 'update' }]);
-  const { rows: sipahi } = await world.db.query("select title from books where source_key = 'openlibrary:OL30009M'");
-  t.is(sipahi[0].title, 'Sipahi');
+  const { rows: sipahi } = await world.db.query<{ title: string }>("select title from books where source_key = 'openlibrary:OL30009M'");
+  t.is(sipahi[0]!.title, 'Sipahi');
 });
 
 test.serial(
@@ -230,9 +244,12 @@ test.serial(
       await dumpFile('kind-retitled.txt', [line('/type/work', '/works/OL30090W', 2, { title: 'Dune', subtitle: "A Reader's Guide" })]),
     ]);
     t.like(report, { updated: 1 });
-    const { rows: after } = await world.db.query("select kind from works where work_key = 'ol:OL30090W'");
-    t.is(after[0].kind, 'companion');
-    const { rows: changes } = await world.db.query('select entity, entity_id, operation from changes where seq > $1 order by seq', [seq]);
+    const { rows: after } = await world.db.query<{ kind: string }>("select kind from works where work_key = 'ol:OL30090W'");
+    t.is(after[0]!.kind, 'companion');
+    const { rows: changes } = await world.db.query<{ entity: string; entity_id: string; operation: string }>(
+      'select entity, entity_id, operation from changes where seq > $1 order by seq',
+      [seq],
+    );
     t.deepEqual(
       changes.filter((change) => change.entity === 'book'),
       [{ entity: 'book', entity_id: before[0]!.book_id, operation: 'update' }],
@@ -290,14 +307,17 @@ test.serial('redirects merge through the merge machinery, whichever of the two k
   ]);
   t.is(report!.rejected.length, 0);
   const from = (await entityOf(world.db, 'OL30008M'))!;
-  const { rows } = await world.db.query('select merged_into from books where id = $1', [from]);
-  t.is(rows[0].merged_into, await entityOf(world.db, 'OL30040M'));
-  const { rows: author } = await world.db.query('select merged_into from authors where id = $1', [await entityOf(world.db, 'OL10221255A')]);
-  t.is(author[0].merged_into, await entityOf(world.db, 'OL101176A'));
-  const { rows: changes } = await world.db.query("select count(*)::int as n from changes where operation = 'merge' and entity_id = $1", [
-    from,
+  const { rows } = await world.db.query<{ merged_into: string | null }>('select merged_into from books where id = $1', [from]);
+  t.is(rows[0]!.merged_into, await entityOf(world.db, 'OL30040M'));
+  const { rows: author } = await world.db.query<{ merged_into: string | null }>('select merged_into from authors where id = $1', [
+    await entityOf(world.db, 'OL10221255A'),
   ]);
-  t.is(changes[0].n, 1);
+  t.is(author[0]!.merged_into, await entityOf(world.db, 'OL101176A'));
+  const { rows: changes } = await world.db.query<{ n: number }>(
+    "select count(*)::int as n from changes where operation = 'merge' and entity_id = $1",
+    [from],
+  );
+  t.is(changes[0]!.n, 1);
 });
 
 test.serial('a delete removes what Open Library alone knew and keeps a book another source knows', async (t) => {
@@ -324,10 +344,10 @@ test.serial('a delete removes what Open Library alone knew and keeps a book anot
   ]);
   // An older record of a deleted key is skipped, not resurrected.
   await load(world.db, [await dumpFile('older.txt', [line('/type/edition', '/books/OL30010M', 2, { title: 'Selected poems' })])]);
-  const { rows: still } = await world.db.query(
+  const { rows: still } = await world.db.query<{ deleted: boolean }>(
     "select deleted_at is not null as deleted from books where source_key = 'openlibrary:OL30010M'",
   );
-  t.true(still[0].deleted);
+  t.true(still[0]!.deleted);
 });
 
 const idsOf = async (db: Pool, sql: string, values: unknown[]): Promise<string[]> =>

@@ -3,9 +3,9 @@ import { perTurn, type Group } from '../src/perTurn.js';
 
 test('calls made in one turn reach the batch function together, grouped by key, answered in call order', async (t) => {
   const batches: Group<string>[][] = [];
-  const load = perTurn(async (groups: Group<string>[]) => {
+  const load = perTurn((groups: Group<string>[]) => {
     batches.push(groups);
-    return groups.map((group) => Array.from({ length: group.count }, (_, index) => `${group.key}#${index}`));
+    return Promise.resolve(groups.map((group) => Array.from({ length: group.count }, (_, index) => `${group.key}#${index}`)));
   });
   const answers = await Promise.all([load('a'), load('b'), load('a'), load('a')]);
   t.deepEqual(answers, ['a#0', 'b#0', 'a#1', 'a#2']);
@@ -22,9 +22,9 @@ test('calls made in one turn reach the batch function together, grouped by key, 
 
 test('a failed batch fails every call in it, and the next batch starts afresh', async (t) => {
   let fail = true;
-  const load = perTurn(async (groups: Group<number>[]) => {
-    if (fail) throw new Error('Redis is away');
-    return groups.map((group) => new Array<number>(group.count).fill(group.key * 10));
+  const load = perTurn((groups: Group<number>[]) => {
+    if (fail) return Promise.reject(new Error('Redis is away'));
+    return Promise.resolve(groups.map((group) => new Array<number>(group.count).fill(group.key * 10)));
   });
   const failed = await Promise.allSettled([load(1), load(2)]);
   t.deepEqual(

@@ -39,11 +39,29 @@ test.before(async () => {
 
   const lines = ['User-ID,ISBN,Book-Rating'];
   const rate = (user: number, book: Book, rating = 8) => lines.push(`${user},${book.isbn_10},${rating}`);
-  for (let user = 1; user <= 5; user += 1) (rate(user, a), rate(user, b)); // 5 readers liked A and B
-  for (let user = 6; user <= 7; user += 1) (rate(user, a), rate(user, c)); // 2 liked A and C
-  (rate(8, a), rate(8, d)); // 1 liked A and D: too few to relate them
-  for (let user = 9; user <= 11; user += 1) (rate(user, a, 2), rate(user, d)); // rated A low: did not like it
-  for (let user = 20; user <= 25; user += 1) (rate(user, edition1), rate(user, edition2), rate(user, c));
+  // 5 readers liked A and B
+  for (let user = 1; user <= 5; user += 1) {
+    rate(user, a);
+    rate(user, b);
+  }
+  // 2 liked A and C
+  for (let user = 6; user <= 7; user += 1) {
+    rate(user, a);
+    rate(user, c);
+  }
+  // 1 liked A and D: too few to relate them
+  rate(8, a);
+  rate(8, d);
+  // rated A low: did not like it
+  for (let user = 9; user <= 11; user += 1) {
+    rate(user, a, 2);
+    rate(user, d);
+  }
+  for (let user = 20; user <= 25; user += 1) {
+    rate(user, edition1);
+    rate(user, edition2);
+    rate(user, c);
+  }
   lines.push('30,0000000000,7'); // valid ISBN no book has
   lines.push('31,not-an-isbn,7');
   lines.push(`32,${a.isbn_10},11`);
@@ -61,8 +79,8 @@ test.serial('ratings are imported by ISBN; unusable rows are rejected with line 
     { line: 44, reason: 'invalid rating "11" (0 to 10)' },
     { line: 45, reason: 'invalid user id "x"' },
   ]);
-  const { rows } = await world.db.query('select count(*)::int as n from ratings');
-  t.is(rows[0].n, 40);
+  const { rows } = await world.db.query<{ n: number }>('select count(*)::int as n from ratings');
+  t.is(rows[0]!.n, 40);
 });
 
 test.serial('"also liked" ranks co-readers against popularity and never names another edition of the same work', async (t) => {

@@ -37,9 +37,17 @@ test.after.always(async () => {
 const load = (db: Pool, paths: string[]) => importOpenLibrary(paths, { db, cache: null, log }, { progress: false });
 const lastSeq = async (db: Pool): Promise<number> =>
   (await db.query<{ seq: number }>('select coalesce(max(seq), 0)::bigint as seq from changes')).rows[0]!.seq;
+interface ReaderCounts {
+  work_key: string;
+  want_to_read: number;
+  currently_reading: number;
+  already_read: number;
+  ratings: number;
+  rating_sum: number;
+}
 const countsOf = async (db: Pool) =>
   (
-    await db.query(
+    await db.query<ReaderCounts>(
       'select work_key, want_to_read, currently_reading, already_read, ratings, rating_sum from openlibrary_reader_counts order by work_key',
     )
   ).rows;

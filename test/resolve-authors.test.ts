@@ -82,9 +82,9 @@ test.serial(
     const response = await api.get(`/v1/authors/${goodbooksCollins}`);
     t.is(response.status, 301);
     t.is(response.headers.get('location'), `/v1/authors/${openLibraryCollins}`);
-    const survivor = await (await api.get(`/v1/authors/${openLibraryCollins}`)).json();
+    const survivor = (await (await api.get(`/v1/authors/${openLibraryCollins}`)).json()) as { name: string };
     t.is(survivor.name, 'Suzanne Collins');
-    const { rows: merges } = await api.world.db.query(
+    const { rows: merges } = await api.world.db.query<{ entity: string; entity_id: string; survivor_id: string }>(
       'select entity, entity_id, survivor_id from changes where seq > $1 and operation = $2 order by seq',
       [before, 'merge'],
     );

@@ -59,7 +59,7 @@ test('book search ranks the title match first and answers the same record as GET
   t.is(page.results[0]?.book.title, 'The Hunger Games');
   t.true(page.results[0]!.score > 0);
   t.deepEqual(Object.keys(page).sort(), ['limit', 'offset', 'results', 'total']);
-  const record = await (await search.get(`/v1/books/${page.results[0]!.book.id}`)).json();
+  const record: unknown = await (await search.get(`/v1/books/${page.results[0]!.book.id}`)).json();
   t.deepEqual(page.results[0]!.book, record);
   const scores = page.results.map((hit) => hit.score);
   t.deepEqual(

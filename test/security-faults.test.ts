@@ -104,7 +104,7 @@ test.serial('/health says only up or down per store, and asks the stores at most
   await world.db.query('alter table usage_batches rename to usage_away');
   try {
     await (await fetch(`${server.url}/v1/changes?since=0`, { headers: auth })).arrayBuffer();
-    t.true(await eventually(async () => server.services.meter?.health().failing === true));
+    t.true(await eventually(() => Promise.resolve(server.services.meter?.health().failing === true)));
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const response = await fetch(`${server.url}/health`);
     const text = await response.text();

@@ -273,7 +273,7 @@ test.serial('X-Forwarded-For names the client only from TRUSTED_PROXIES, whose c
   try {
     const forwarded = await fetch(`${behindProxy.url}/health?from=proxy`, { headers: { 'X-Forwarded-For': '198.51.100.7, 203.0.113.9' } });
     t.is(forwarded.status, 200, 'a trusted proxy may hold more connections than one client');
-    t.true(await eventually(async () => lines.some((line) => line.msg === 'request' && line.client === '203.0.113.9'), 2_000));
+    t.true(await eventually(() => Promise.resolve(lines.some((line) => line.msg === 'request' && line.client === '203.0.113.9')), 2_000));
   } finally {
     for (const socket of held) socket.destroy();
     await behindProxy.stop();

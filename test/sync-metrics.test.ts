@@ -85,7 +85,7 @@ test.serial('sync --follow serves its own metrics: applied sequence, feed head, 
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (line) => {
+      createInterface({ input: child.stderr }).on('line', (line) => {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === 'metrics listening' && entry.url) resolve(entry.url);
       });

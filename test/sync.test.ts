@@ -184,7 +184,7 @@ function spawnFollow(): Promise<Follower> {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const lines = createInterface({ input: child.stderr! });
+  const lines = createInterface({ input: child.stderr });
   return new Promise((resolve, reject) => {
     lines.on('line', (line) => {
       if (line.includes('"msg":"sync following the change sequence"')) {

@@ -66,7 +66,7 @@ test('editions that differ only by an imprint, format, language edition or volum
   const orwell = (await workOf('9780451524935')).work_id;
   for (const isbn of ['0451524934', '8497592433', '0375407073']) t.is((await workOf(isbn)).work_id, orwell, isbn);
   t.is((await workOf('059035342X')).work_id, (await workOf('9780439554930')).work_id);
-  const work = await (await api.get(`/v1/works/${orwell}`)).json();
+  const work = (await (await api.get(`/v1/works/${orwell}`)).json()) as { edition_count: number; kind: string };
   t.is(work.edition_count, 3); // the Signet ISBN is goodbooks' own edition
   t.is(work.kind, 'book');
 });
@@ -90,9 +90,9 @@ test('boxsets, omnibuses and companions are works of their own, and book and wor
   ];
   const single = (await workOf('9780439554930')).work_id;
   for (const [isbn, kind] of kinds) {
-    const book = await (await api.get(`/v1/isbn/${isbn}`)).json();
+    const book = (await (await api.get(`/v1/isbn/${isbn}`)).json()) as { kind: string; work_id: string };
     t.is(book.kind, kind, isbn);
-    t.is((await (await api.get(`/v1/works/${book.work_id}`)).json()).kind, kind, isbn);
+    t.is(((await (await api.get(`/v1/works/${book.work_id}`)).json()) as { kind: string }).kind, kind, isbn);
     if (kind !== 'book') t.not(book.work_id, single);
   }
 });
@@ -135,10 +135,12 @@ test.serial(
       t.is(response.status, 301);
       t.is(response.headers.get('location'), `/v1/works/${survivor}`);
     }
-    const feed = await (await api.get(`/v1/changes?since=${seq[0]!.seq}`)).json();
-    const merges = feed.changes.filter((change: { operation: string }) => change.operation === 'merge');
+    const feed = (await (await api.get(`/v1/changes?since=${seq[0]!.seq}`)).json()) as {
+      changes: { id: string; operation: string; survivor_id: string | null }[];
+    };
+    const merges = feed.changes.filter((change) => change.operation === 'merge');
     t.deepEqual(
-      merges.map((change: { id: string; survivor_id: string }) => [change.id, change.survivor_id]).sort(),
+      merges.map((change) => [change.id, change.survivor_id]).sort(),
       before
         .slice(1)
         .map((id) => [id, survivor])

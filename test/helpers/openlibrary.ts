@@ -16,7 +16,7 @@ const KEYED = `with k as (select id, name_key as k from authors union all select
  * its commit, and its books need none (deriveWorkPopularityIn).
  */
 export async function catalogueFingerprint(db: Pool): Promise<Record<string, unknown[]>> {
-  const query = async (sql: string) => (await db.query(`${KEYED} ${sql}`)).rows;
+  const query = async (sql: string) => (await db.query<Record<string, unknown>>(`${KEYED} ${sql}`)).rows;
   return {
     authors: await query(
       `select a.name_key, a.name, a.bio, a.birth_date, a.death_date, a.alternate_names, m.k as merged_into, a.deleted_at is not null as deleted
@@ -54,7 +54,7 @@ export const lastChange = async (db: Pool): Promise<number> =>
 
 /** The changes after `seq`, ids as identity keys, in a stable order (batches may group them differently). */
 export async function changesAfter(db: Pool, seq: number): Promise<unknown[]> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<Record<string, unknown>>(
     `${KEYED} select c.entity, e.k as entity_key, c.operation, s.k as survivor from changes c join k e on e.id = c.entity_id left join k s on s.id = c.survivor_id
       where c.seq > $1 order by 1, 2, 3, 4`,
     [seq],

@@ -50,7 +50,7 @@ export function spawnServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   // Exit is reported once stderr is read to its end, so `log` then holds every line.
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stderr! });
+    const lines = createInterface({ input: child.stderr });
     // Generous: a loaded 2-core machine compiling the source with tsx can take tens of seconds.
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // so a failed start leaves no process behind to keep the test file alive

@@ -18,7 +18,7 @@ export interface SearchWorld {
   close(): Promise<void>;
 }
 
-export async function openSearchWorld(prepare: (world: TestWorld) => Promise<void> = async () => undefined): Promise<SearchWorld> {
+export async function openSearchWorld(prepare: (world: TestWorld) => Promise<void> = () => Promise.resolve()): Promise<SearchWorld> {
   const world = await createWorld();
   const deps = loaderDeps(world);
   try {
