@@ -70,13 +70,13 @@ test.serial('reindex builds versioned indices behind the aliases with every live
   const authors = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases.authors);
   const collins = [...authors.values()].find((author) => author.name === 'Suzanne Collins')!;
   t.is(collins.name_key, authorKey('Suzanne Collins'));
-  const { rows } = await world.db.query(
+  const { rows } = await world.db.query<{ popularity: number; works: number }>(
     `select sum(b.popularity)::bigint as popularity, count(distinct b.work_id)::int as works from book_authors ba
        join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = $1`,
     [collins.id],
   );
-  t.is(collins.popularity, rows[0].popularity);
-  t.is(collins.work_count, rows[0].works);
+  t.is(collins.popularity, rows[0]!.popularity);
+  t.is(collins.work_count, rows[0]!.works);
 });
 
 test.serial('search answers throughout a reindex and changes committed during it are not lost', async (t) => {
@@ -171,7 +171,7 @@ async function killReindexAt(proxy: TcpProxy, message: string, delayMs: number, 
     { env: { ...world.env, ELASTICSEARCH_URL: proxy.url, LOG_LEVEL: 'info' }, cwd: projectPath(), stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  const lines = createInterface({ input: child.stderr! });
+  const lines = createInterface({ input: child.stderr });
   await new Promise<void>((resolve, reject) => {
     let seen = false;
     lines.on('line', (line) => {
