@@ -29,6 +29,18 @@ export interface ImportReport {
   skipped?: number;
 }
 
+/** A report of `source` before its first line: every count at zero. */
+export const newReport = (source: string): ImportReport => ({
+  source,
+  read: 0,
+  imported: 0,
+  inserted: 0,
+  updated: 0,
+  unchanged: 0,
+  repaired: 0,
+  rejected: [],
+});
+
 const BATCH = 1_000;
 
 /** How one kind of row is read and written, for `importRows`. */
@@ -81,16 +93,7 @@ export async function importCatalogue(
   stores: { db: Pool; cache: ResponseCache | null; log: Logger },
   onProgress: (report: ImportReport) => void = () => undefined,
 ): Promise<ImportReport> {
-  const report: ImportReport = {
-    source: source.name,
-    read: 0,
-    imported: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    repaired: 0,
-    rejected: [],
-  };
+  const report = newReport(source.name);
   await importRows(path, report, {
     batchSize: BATCH,
     parse: (record, line) => {

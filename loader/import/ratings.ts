@@ -10,7 +10,7 @@ import {
   type AlsoLikedOutcome,
   type RatingInput,
 } from '../../src/stores/postgres/ratings.js';
-import { importRows, type ImportReport } from './importer.js';
+import { importRows, newReport, type ImportReport } from './importer.js';
 
 /**
  * `bookmeta import ratings <file>`: Book-Crossing BX-Ratings.csv (User-ID, ISBN, Book-Rating).
@@ -55,17 +55,7 @@ export async function importRatings(
   stores: { db: Pool; log: Logger },
   options: { alsoLiked?: AlsoLikedOptions; onProgress?: (report: ImportReport) => void } = {},
 ): Promise<RatingsImportReport> {
-  const report: RatingsImportReport = {
-    source: 'ratings',
-    read: 0,
-    imported: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    repaired: 0,
-    rejected: [],
-    alsoLiked: { books: 0, changed: [] },
-  };
+  const report: RatingsImportReport = { ...newReport('ratings'), alsoLiked: { books: 0, changed: [] } };
   await importRows(path, report, {
     batchSize: BATCH,
     parse: parseRating,

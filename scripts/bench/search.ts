@@ -12,13 +12,12 @@
 // Targets at 1,000,000 books on one node: search p95 under 50 ms, match p95 under 100 ms.
 
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { matchBook } from '../../src/services/match.js';
 import { searchAuthors, searchBooks } from '../../src/services/search.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, searchIndices, timedSequentially } from '../lib/bench.js';
+import { generatedCatalogueDatabase, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -39,18 +38,7 @@ const pick = <T>(items: readonly T[]): T => rng.pick(items);
 const say = (text: string) => process.stderr.write(`bench-search: ${text}\n`);
 const log = createLogger('warn');
 
-const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
-databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
-const config: Config = {
-  ...loadConfig({
-    ...process.env,
-    DATABASE_URL: databaseUrl.toString(),
-    INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`,
-    REDIS_PREFIX: 'bench-search:',
-  }),
-  shortCacheTtlS: 0,
-  meteringEnabled: false,
-};
+const config = searchBenchConfig({ count, seed, database: values.database, redisPrefix: 'bench-search:' });
 
 /** The generated catalogue in PostgreSQL: reused when a previous run (or scripts/bench/reindex.ts) left it. */
 async function prepareDatabase(): Promise<void> {

@@ -11,13 +11,12 @@
 // Targets at 10 M editions: suggestions p95 under 10 ms and p99 under 25 ms; facets at most 1.5 × search p95.
 
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { searchBooks } from '../../src/services/search.js';
 import { suggestBooks } from '../../src/services/suggest.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, searchIndices, timedSequentially } from '../lib/bench.js';
+import { generatedCatalogueDatabase, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -35,18 +34,7 @@ const rng = new Random(seed);
 const say = (text: string) => process.stderr.write(`bench-suggest: ${text}\n`);
 const log = createLogger('warn');
 
-const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
-databaseUrl.pathname = `/${values.database ?? `bookmeta_bench_${count}_${seed}`}`;
-const config: Config = {
-  ...loadConfig({
-    ...process.env,
-    DATABASE_URL: databaseUrl.toString(),
-    INDEX_PREFIX: `bench-search-${values.database ?? `${count}-${seed}`}-`,
-    REDIS_PREFIX: 'bench-suggest:',
-  }),
-  shortCacheTtlS: 0,
-  meteringEnabled: false,
-};
+const config = searchBenchConfig({ count, seed, database: values.database, redisPrefix: 'bench-suggest:' });
 
 const surname = (name: string): string => name.split(' ').at(-1) ?? name;
 

@@ -243,6 +243,27 @@ export async function timedSequentially(calls: (() => Promise<unknown>)[]): Prom
   return latencies;
 }
 
+/**
+ * The configuration of a benchmark over the search benchmarks' catalogue: the generated one of
+ * `count` books from `seed` (or an existing `database`), its indices under one prefix shared by
+ * those benchmarks, its own Redis prefix, short cache and metering off.
+ */
+export function searchBenchConfig(options: { count: number; seed: number; database?: string; redisPrefix: string }): Config {
+  const { count, seed, database, redisPrefix } = options;
+  const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/bookmeta');
+  databaseUrl.pathname = `/${database ?? `bookmeta_bench_${count}_${seed}`}`;
+  return {
+    ...loadConfig({
+      ...process.env,
+      DATABASE_URL: databaseUrl.toString(),
+      INDEX_PREFIX: `bench-search-${database ?? `${count}-${seed}`}-`,
+      REDIS_PREFIX: redisPrefix,
+    }),
+    shortCacheTtlS: 0,
+    meteringEnabled: false,
+  };
+}
+
 /** The search indices of a benchmark's catalogue under its prefix: built from its database when missing. */
 export async function searchIndices(config: Config, log: Logger, say: (text: string) => void): Promise<void> {
   // Patient: a node busy merging segments may take longer than the API's 30 s to accept a bulk request.

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { parseOlLine, type OlLine, type OlRecord } from '../../../src/domain/openlibrary.js';
-import type { ImportReport } from '../importer.js';
+import { newReport, type ImportReport } from '../importer.js';
 
 /** Reading Open Library dump files (.txt or .txt.gz) into records, in constant memory, for either import path. */
 
@@ -31,18 +31,7 @@ export function dumpLines(path: string): { lines: AsyncIterable<DumpLine>; bytes
 }
 
 export function emptyReport(path: string): ImportReport {
-  return {
-    source: `openlibrary ${basename(path)}`,
-    read: 0,
-    imported: 0,
-    inserted: 0,
-    updated: 0,
-    unchanged: 0,
-    repaired: 0,
-    rejected: [],
-    rejectedUnlisted: 0,
-    skipped: 0,
-  };
+  return { ...newReport(`openlibrary ${basename(path)}`), rejectedUnlisted: 0, skipped: 0 };
 }
 
 export interface DumpRecord {
