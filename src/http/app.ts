@@ -12,6 +12,7 @@ import { rateLimit } from './middleware/rateLimit.js';
 import { recordRequests } from './middleware/requestRecords.js';
 import { requestMetrics } from './middleware/requestMetrics.js';
 import { requestId } from './middleware/requestId.js';
+import { answerRequest } from './messages.js';
 import { allowedMethods, matchRoute, requestAccess, requestTemplate } from './routeTable.js';
 import { reconcileCrossOrigin } from './routes/reconcile.js';
 import type { AppContext, Middleware, RequestState } from './route.js';
@@ -52,7 +53,7 @@ const dispatch =
   (services: Services): Middleware =>
   async (ctx) => {
     const { route, params } = ctx.state;
-    if (route) return route.handle(ctx, services, params);
+    if (route) return route.handle ? route.handle(ctx, services, params) : answerRequest(ctx, services, route, params);
     const allowed = allowedMethods(ctx.path);
     if (allowed.length === 0) return;
     ctx.set('Allow', allowed.join(', '));

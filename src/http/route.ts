@@ -68,7 +68,8 @@ export interface Route {
   answer?: (services: Services, requestId: string, input: RouteInput) => Promise<RouteAnswer>;
   /** A batch route's units of the key's budget for this body (one per item, unless the route says otherwise), or the body's 400. */
   batchUnits?: (body: unknown) => number;
-  handle(ctx: AppContext, services: Services, params: Readonly<Record<string, string>>): Promise<void> | void;
+  /** How it answers over HTTP where that is more than its `answer` over the request's input (answerRequest in messages.ts). */
+  handle?(ctx: AppContext, services: Services, params: Readonly<Record<string, string>>): Promise<void> | void;
 }
 
 /** What names a route's MCP tool and says what it is for, for a model. */

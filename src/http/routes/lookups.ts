@@ -1,24 +1,12 @@
 import type { oas31, ZodOpenApiResponseObject } from 'zod-openapi';
 import { AUTHOR_WORKS_SHOWN, authorRecord, bookRecord, WORK_EDITIONS_SHOWN, workRecord } from '../../domain/records.js';
-import { IDENTIFIER_MAX_LENGTH, isMerged, mergedBody, type Merged, type PointFamily, type Resolved } from '../../services/lookups.js';
+import { IDENTIFIER_MAX_LENGTH, isMerged, mergedBody, type PointFamily } from '../../services/lookups.js';
 import { openLibraryTarget, resolveOpenLibraryKey } from '../../services/openlibrary.js';
 import { pointAnswer } from '../../services/pointLookups.js';
 import { spendRequest } from '../middleware/rateLimit.js';
 import { errorResponse, rateHeaders } from '../responseDocs.js';
-import type { AppContext, Route, ToolNames } from '../route.js';
-import { sendJson, sendJsonText } from '../messages.js';
-
-/** A merged id answers 301 to its survivor under the same path family. */
-function redirect(ctx: AppContext, { mergedInto, location }: Merged): void {
-  ctx.set('Location', location);
-  sendJson(ctx, { merged_into: mergedInto, location }, 301);
-}
-
-/** A record answers 200; a merged id answers 301 (see redirect). */
-export function respond<T>(ctx: AppContext, resolved: Resolved<T>): void {
-  if (isMerged(resolved)) redirect(ctx, resolved);
-  else sendJson(ctx, resolved.record);
-}
+import type { Route, ToolNames } from '../route.js';
+import { redirect, sendJson, sendJsonText } from '../messages.js';
 
 export const merged = (family: string): ZodOpenApiResponseObject => ({
   description: `The id was merged; \`Location\` points at the final survivor under \`/v1/${family}/\`. Clients follow it; the old id keeps answering forever.`,

@@ -1,4 +1,5 @@
 import { badRequest } from '../../errors.js';
+import type { Services } from '../../services/context.js';
 import {
   parseQueryBatch,
   queryBatch,
@@ -111,7 +112,7 @@ const EXAMPLE_MANIFEST = {
 };
 
 /** Answers a query batch, its queries spending the key's budget (admitBatch). */
-async function answer(ctx: AppContext, services: Parameters<Route['handle']>[1], batch: () => Promise<unknown>): Promise<void> {
+async function answer(ctx: AppContext, services: Services, batch: () => Promise<unknown>): Promise<void> {
   const queries = await admitBatch(ctx, services, async () => parseQueryBatch(await batch()));
   sendJson(ctx, await reconcile(services, queries));
 }

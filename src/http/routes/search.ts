@@ -1,23 +1,16 @@
 import { MATCH_THRESHOLD, TITLE_ALONE, TITLE_ALONE_POWER } from '../../domain/matching.js';
 import { authorSummary, bookRecord } from '../../domain/records.js';
 import { matchBook, matchRequest, matchResult } from '../../services/match.js';
-import type { QueryText } from '../../services/queryParams.js';
 import { isMerged } from '../../services/lookups.js';
 import { recommendations, recommendFor, recommendQuery } from '../../services/recommend.js';
 import { authorSearchPage, authorSearchQuery, bookSearchPage, bookSearchQuery, searchAuthors, searchBooks } from '../../services/search.js';
 import { SUGGEST_DEBOUNCE_MS, suggestBooks, suggestions, suggestQuery } from '../../services/suggest.js';
-import { JSON_BODY_LIMIT_BYTES, readJsonBody } from '../middleware/jsonBody.js';
+import { JSON_BODY_LIMIT_BYTES } from '../middleware/jsonBody.js';
 import { bodyTooLarge, errorResponse, rateHeaders, unsupportedBody } from '../responseDocs.js';
-import type { AppContext, Route } from '../route.js';
-import { queryParam, sendJson } from '../messages.js';
-import { idParameter, MERGES, merged, respond } from './lookups.js';
+import type { Route } from '../route.js';
+import { idParameter, MERGES, merged } from './lookups.js';
 
 /** Book and author search, match and recommendations. */
-
-/** The query parameters a route's query schema names, as text; others are ignored. */
-function queryParams<Query extends { shape: object }>(ctx: AppContext, schema: Query): QueryText<Query> {
-  return Object.fromEntries(Object.keys(schema.shape).map((name) => [name, queryParam(ctx, name)])) as QueryText<Query>;
-}
 
 const SHORT_CACHE =
   'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
@@ -78,9 +71,6 @@ export const searchRoutes: readonly Route[] = [
         ),
       },
     },
-    async handle(ctx, services) {
-      sendJson(ctx, await searchBooks(services, queryParams(ctx, bookSearchQuery)));
-    },
   },
   {
     name: 'searchAuthors',
@@ -117,9 +107,6 @@ export const searchRoutes: readonly Route[] = [
         '400': errorResponse('`q` missing (`q is required`) or too long, or `limit`/`offset` invalid.'),
       },
     },
-    async handle(ctx, services) {
-      sendJson(ctx, await searchAuthors(services, queryParams(ctx, authorSearchQuery)));
-    },
   },
   {
     name: 'suggest',
@@ -152,9 +139,6 @@ export const searchRoutes: readonly Route[] = [
         '200': { description: 'Suggestions.', headers: rateHeaders, content: { 'application/json': { schema: suggestions } } },
         '400': errorResponse('`q` missing (`q is required`) or longer than 100 characters, or `limit` out of range.'),
       },
-    },
-    async handle(ctx, services) {
-      sendJson(ctx, await suggestBooks(services, queryParams(ctx, suggestQuery)));
     },
   },
   {
@@ -215,9 +199,6 @@ export const searchRoutes: readonly Route[] = [
         '415': unsupportedBody,
       },
     },
-    async handle(ctx, services) {
-      sendJson(ctx, await matchBook(services, await readJsonBody(ctx)));
-    },
   },
   {
     name: 'recommendBooks',
@@ -257,9 +238,6 @@ export const searchRoutes: readonly Route[] = [
         '400': errorResponse('`limit` out of range.'),
         '404': errorResponse('No such book; the message names the id.'),
       },
-    },
-    async handle(ctx, services, { id }) {
-      respond(ctx, await recommendFor(services, id!, queryParam(ctx, 'limit')));
     },
   },
 ];
