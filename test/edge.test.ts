@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { requestAccess, routes } from '../src/http/routeTable.js';
 import { loadSampleCatalogue } from './helpers/catalogue.js';
 import { newKey, useApi } from './helpers/env.js';
+import { pointCached } from './helpers/cache.js';
 
 // What a client can do to the HTTP edge without a key or with bad input: no data without a key,
 // whatever the path's spelling; bad bytes refused before any store; every error in the contract's JSON.
@@ -192,6 +193,7 @@ test('bad requests mixed into concurrent valid lookups never fail one of them', 
 test('a point lookup ignores query parameters it does not define: junk adds no cache entry', async (t) => {
   const first = await api.get(`/v1/isbn/${HUNGER_GAMES}?junk=1`);
   t.is(first.status, 200);
+  t.true(await pointCached(api.world, `/v1/isbn/${HUNGER_GAMES}`));
   for (let index = 0; index < 5; index++) {
     const response = await api.get(`/v1/isbn/${HUNGER_GAMES}?junk=${Math.random()}`);
     t.is(response.headers.get('x-cache'), 'HIT');

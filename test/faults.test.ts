@@ -11,6 +11,7 @@ import { eventually } from './helpers/eventually.js';
 import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 import { meteredCount } from './helpers/usage.js';
+import { pointCached } from './helpers/cache.js';
 
 /**
  * Each store taken away for real, with a server in this process: its own redis-server (stopped and
@@ -312,6 +313,7 @@ test.serial(
   async (t) => {
     const path = `/v1/isbn/${books[4]!.isbn_13}`;
     await api.call(path);
+    t.true(await pointCached(world, path));
     t.is((await api.call(path)).headers.get('X-Cache'), 'HIT');
     const from = api.log.length;
     redis.pause();

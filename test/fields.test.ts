@@ -3,6 +3,7 @@ import { liveBooks } from './helpers/catalogue.js';
 import { assertBadRequest } from './helpers/assertions.js';
 import { newKey, startTestServer } from './helpers/env.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
+import { pointCached } from './helpers/cache.js';
 
 // fields=: lookups, bulk lookups and search answer only the top-level fields asked for, id always;
 // an unknown field is a 400 naming it.
@@ -24,7 +25,7 @@ const json = async (response: Response): Promise<Record<string, unknown>> => {
 test('a lookup with fields answers those fields of the record and its id, in the record order, from the same cache entry', async (t) => {
   const [book] = await liveBooks(search.world.db, 1, { withIsbn: true });
   const whole = await json(await search.get(`/v1/isbn/${book!.isbn_13}`));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.true(await pointCached(search.world, `/v1/isbn/${book!.isbn_13}`));
   const partial = await search.get(`/v1/isbn/${book!.isbn_13}?fields=year,title,authors`);
   t.is(partial.headers.get('x-cache'), 'HIT');
   t.deepEqual(await json(partial), { id: whole.id, title: whole.title, authors: whole.authors, year: whole.year });

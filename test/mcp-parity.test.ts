@@ -17,6 +17,7 @@ import {
   world,
   type ToolResult,
 } from './helpers/mcp.js';
+import { pointCached } from './helpers/cache.js';
 
 // Each MCP tool answers as its route: the same bytes, errors, merges and cache entries, and the same JSON as structured content.
 useMcpWorld(test, { indexed: true });
@@ -217,7 +218,7 @@ test.serial('a lookup tool answers from the same 24-hour cache entry as its rout
   const { client } = await connect();
   try {
     const fromTool = await callTool(client, 'get_book', { id: book!.id }); // a miss, stored by the tool
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the store is not awaited
+    t.true(await pointCached(world, path)); // the store is not awaited
     const viaHttp = await fetch(`${server.url}${path}`, { headers: key.auth });
     t.is(viaHttp.headers.get('x-cache'), 'HIT');
     t.is(await viaHttp.text(), fromTool.content[0]!.text);

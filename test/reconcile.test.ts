@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { RunningServer } from '../src/server.js';
 import type { Candidate } from '../src/services/reconcile.js';
-import { newKey, startTestServer } from './helpers/env.js';
+import { GENEROUS_STORE_WAIT, newKey, startTestServer } from './helpers/env.js';
 import { reconciliationExamples, reconciliationSchemas, type ReconciliationSchemas } from './helpers/reconciliation.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { meteredCalls } from './helpers/usage.js';
@@ -14,7 +14,9 @@ let schemas: ReconciliationSchemas;
 let auth: { Authorization: string };
 
 test.before(async () => {
-  [search, schemas] = await Promise.all([openSearchWorld(), reconciliationSchemas()]);
+  // Its requests are OpenRefine's, which do not retry a 503 (and its budget and metering tests count
+  // each one): the wait is the generous one.
+  [search, schemas] = await Promise.all([openSearchWorld(undefined, GENEROUS_STORE_WAIT), reconciliationSchemas()]);
   ({ auth } = await newKey(search.world, 'openrefine'));
 });
 test.after.always(async () => {

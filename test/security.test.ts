@@ -12,6 +12,7 @@ import type { Queryable } from '../src/stores/postgres/pool.js';
 import { csvFile, GOODBOOKS_HEADER, importFile } from './helpers/catalogue.js';
 import { newKey, useApi } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
+import { pointCached } from './helpers/cache.js';
 
 /**
  * What a key holder, or anyone, can get out of the service beyond what the contract allows (issue
@@ -139,6 +140,7 @@ test.serial(
     // Spellings within the cap are answered, from one entry: the cache and the `shows:` sets hold the ISBN-13 only.
     for (const spelling of [ISBN, `978-0-439-55493-0`, `  ${ISBN}  `, '0439554934'])
       t.is((await api.get(`/v1/isbn/${encodeURIComponent(spelling)}`)).status, 200, spelling);
+    t.true(await pointCached(api.world, `/v1/isbn/${ISBN}`));
     t.is((await api.get(`/v1/isbn/0-439-55493-4`)).headers.get('x-cache'), 'HIT');
     const contents = await redisContents();
     t.true(contents.some((text) => text.endsWith(`cache:/v1/isbn/${ISBN}`)));

@@ -5,7 +5,7 @@ import test from 'ava';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { projectPath } from '../src/paths.js';
-import { newKey } from './helpers/env.js';
+import { GENEROUS_STORE_WAIT, newKey } from './helpers/env.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 
 // A typed client comes for free: types generated from /openapi.json by openapi-typescript, a small
@@ -16,7 +16,8 @@ let search: SearchWorld;
 let dir: string;
 
 test.before(async () => {
-  search = await openSearchWorld();
+  // The generated client under test does not retry a 503: the wait is the generous one.
+  search = await openSearchWorld(undefined, GENEROUS_STORE_WAIT);
   // Inside the project, so the client resolves openapi-fetch from its node_modules.
   dir = await mkdtemp(projectPath('.typed-client-'));
 });

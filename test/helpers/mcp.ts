@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningServer } from '../../src/server.js';
 import { loadSampleCatalogue } from './catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './env.js';
+import { createWorld, GENEROUS_STORE_WAIT, newKey, startTestServer, type TestWorld } from './env.js';
 import { openSearchWorld } from './search.js';
 
 /**
@@ -24,7 +24,8 @@ export function useMcpWorld(test: TestFn, { indexed }: { indexed: boolean }): vo
   let close: (() => Promise<void>) | undefined;
   test.before(async () => {
     if (indexed) {
-      const search = await openSearchWorld();
+      // The MCP SDK's client does not retry a tool's 503: the wait is the generous one.
+      const search = await openSearchWorld(undefined, GENEROUS_STORE_WAIT);
       ({ world, server } = search);
       close = () => search.close();
     } else {
