@@ -1,10 +1,13 @@
 import { CANDIDATE_POOL, candidateProbe } from '../../src/services/match.js';
 import { authorSearch, bookSearch } from '../../src/services/search.js';
+import { AUTHOR } from '../../src/stores/elasticsearch/authorsIndex.js';
+import { BOOK } from '../../src/stores/elasticsearch/booksIndex.js';
 import type { Elastic } from '../../src/stores/elasticsearch/client.js';
 import { FACET_FIELDS } from '../../src/stores/elasticsearch/facets.js';
 import { matchCandidates } from '../../src/stores/elasticsearch/matchCandidates.js';
 import { searchAuthors, searchBooks } from '../../src/stores/elasticsearch/search.js';
-import { forceMerge, type IndexKind } from '../stores/elasticsearch/indices.js';
+import type { IndexKind } from '../../src/stores/elasticsearch/indices.js';
+import { forceMerge } from '../stores/elasticsearch/indices.js';
 import type { Logger } from '../../src/log.js';
 
 /**
@@ -41,12 +44,13 @@ export async function readyIndex(es: Elastic, log: Logger, kind: IndexKind, inde
 
 const seconds = (since: number): number => Math.round(performance.now() - since) / 1000;
 
-async function samples<Source>(es: Elastic, index: string, fields: string[]): Promise<Source[]> {
+/** The most popular documents (by the field `popularity`), with the fields asked. */
+async function samples<Source>(es: Elastic, index: string, fields: string[], popularity: string): Promise<Source[]> {
   const response = await es.search<Source>({
     index,
     size: WARMING_SAMPLES,
     _source: fields,
-    sort: [{ popularity: 'desc' }],
+    sort: [{ [popularity]: 'desc' }],
     query: { match_all: {} },
   });
   return response.hits.hits.flatMap((hit) => (hit._source ? [hit._source] : []));
@@ -57,7 +61,12 @@ async function samples<Source>(es: Elastic, index: string, fields: string[]): Pr
  * book: the title's words alone, so that no mark in it reads as query syntax.
  */
 async function warmBooks(es: Elastic, index: string): Promise<number> {
-  const books = await samples<{ title?: string; author_names?: string[] }>(es, index, ['title', 'author_names']);
+  const books = await samples<{ title?: string; author_names?: string[] }>(
+    es,
+    index,
+    [BOOK.title.path, BOOK.author_names.path],
+    BOOK.popularity.path,
+  );
   let queries = 0;
   for (const book of books) {
     const words = (book.title ?? '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
@@ -72,7 +81,7 @@ async function warmBooks(es: Elastic, index: string): Promise<number> {
 }
 
 async function warmAuthors(es: Elastic, index: string): Promise<number> {
-  const authors = await samples<{ name?: string }>(es, index, ['name']);
+  const authors = await samples<{ name?: string }>(es, index, [AUTHOR.name.path], AUTHOR.popularity.path);
   let queries = 0;
   for (const { name } of authors) {
     if (!name) continue;

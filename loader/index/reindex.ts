@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BulkWriter } from '../stores/elasticsearch/bulk.js';
 import { countLive, streamDocuments } from '../stores/elasticsearch/documents.js';
+import { INDEX_KINDS, type IndexKind } from '../../src/stores/elasticsearch/indices.js';
 import {
-  INDEX_KINDS,
   countDocuments,
   createPhysicalIndex,
   dropIndex,
@@ -11,7 +11,6 @@ import {
   segmentCount,
   strayIndices,
   swapAlias,
-  type IndexKind,
 } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint } from '../stores/postgres/checkpoints.js';
 import { clearPendingSwap, recordPendingSwap } from '../stores/postgres/pendingSwaps.js';
@@ -28,7 +27,7 @@ import { SYNC_CHECKPOINT, completePendingSwaps, replayChanges, withSyncWriteLock
  *  1. Take the reindex lock of the alias (a session advisory lock: it dies with the process, so a
  *     kill -9 never leaves it held) and drop the alias's physical indices that the alias does not
  *     point at: the half-built leftovers of a killed reindex.
- *  2. Create `<alias>-v<timestamp>` from mappings/<kind>.json with refresh_interval -1.
+ *  2. Create `<alias>-v<timestamp>` from its declaration (src/stores/elasticsearch/indices.ts) with refresh_interval -1.
  *  3. Open a REPEATABLE READ transaction, read S = the last change seq in it, and stream every live
  *     row of that snapshot with pg-cursor into bulk requests (at most `concurrency` in flight),
  *     version S. The snapshot holds exactly the changes up to S, because seq order is commit order

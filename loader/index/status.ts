@@ -1,4 +1,5 @@
-import { aliasTargets, countDocuments, INDEX_KINDS, strayIndices, type IndexKind } from '../stores/elasticsearch/indices.js';
+import { INDEX_KINDS, type IndexKind } from '../../src/stores/elasticsearch/indices.js';
+import { aliasTargets, countDocuments, strayIndices } from '../stores/elasticsearch/indices.js';
 import { readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { countLive } from '../stores/elasticsearch/documents.js';
 import { lastSeq } from '../../src/stores/postgres/changes.js';

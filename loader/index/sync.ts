@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
+import { BOOK } from '../../src/stores/elasticsearch/booksIndex.js';
 import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
 import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
 import {
@@ -13,7 +14,8 @@ import {
   type BookFacts,
 } from '../stores/elasticsearch/documents.js';
 import type { IndexShape } from '../../src/config.js';
-import { INDEX_KINDS, ensureAlias, errorType, statusOf, swapAlias } from '../stores/elasticsearch/indices.js';
+import { INDEX_KINDS } from '../../src/stores/elasticsearch/indices.js';
+import { ensureAlias, errorType, statusOf, swapAlias } from '../stores/elasticsearch/indices.js';
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { clearPendingSwap, pendingSwaps } from '../stores/postgres/pendingSwaps.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
@@ -94,7 +96,7 @@ async function indexedBookFacts(es: Elastic, booksIndex: string, bookIds: readon
       const response = await es.mget<BookFacts>({
         index: booksIndex,
         ids,
-        _source_includes: ['work_id', 'popularity', 'average_rating', 'author_ids'],
+        _source_includes: [BOOK.work_id.path, BOOK.popularity.path, BOOK.average_rating.path, BOOK.author_ids.path],
       });
       for (const doc of response.docs) {
         if ('found' in doc && doc.found && doc._source)

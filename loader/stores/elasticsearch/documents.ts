@@ -1,10 +1,9 @@
 import Cursor from 'pg-cursor';
-import { authorKey } from '../../../src/domain/names.js';
-import { PRIOR_MEAN, PRIOR_RATINGS } from '../../../src/domain/ratings.js';
-import { distinctSubjects } from '../../../src/domain/subjects.js';
-import type { BookRecord } from '../../../src/domain/records.js';
+import { AUTHORS_INDEX } from '../../../src/stores/elasticsearch/authorsIndex.js';
+import { BOOKS_INDEX } from '../../../src/stores/elasticsearch/booksIndex.js';
+import type { FieldDeclaration, IndexDeclaration } from '../../../src/stores/elasticsearch/indexDeclaration.js';
+import type { IndexKind } from '../../../src/stores/elasticsearch/indices.js';
 import type { PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
-import type { IndexKind } from './indices.js';
 
 /**
  * The documents of the search indices, built from PostgreSQL in batches: one SQL statement per batch
@@ -23,114 +22,48 @@ import type { IndexKind } from './indices.js';
  * number the document is versioned with in Elasticsearch (see loader/index/sync.ts).
  */
 
-/** Shape of a document in the books index (mappings/books.json): the record's fields, plus what search needs. */
-export type BookDocument = Pick<
-  BookRecord,
-  | 'id'
-  | 'work_id'
-  | 'kind'
-  | 'isbn_13'
-  | 'isbn_10'
-  | 'title'
-  | 'subtitle'
-  | 'series'
-  | 'series_number'
-  | 'authors'
-  | 'publisher'
-  | 'year'
-  | 'language'
-  | 'pages'
-  | 'cover_url'
-  | 'physical_format'
-  | 'subjects'
-  | 'average_rating'
-> & {
-  /** The work's title: for goodbooks its original title, which a record may give instead of the edition's. */
-  work_title: string;
-  author_ids: string[];
-  author_names: string[];
-  /** The name of the author credited first: the book is theirs more than a co-author's or contributor's. */
-  first_author: string | null;
-  /** Each credit as "<author id>\u001f<name>": the author facet counts and names them in one aggregation. */
-  author_facet: string[];
-  /** The book's ratings_count (books.popularity) plus its work's popularity from readers and editions (work_popularity). */
-  popularity: number;
-  /** The book's damped average rating (domain/ratings.ts); null when nobody rated it. */
-  rating: number | null;
-  /** What a work sorts by when search shows one result per work: the year it was first published (the edition's year when unknown), */
-  work_year: number | null;
-  /** the popularity of all its live editions together, */
-  work_readers: number;
-  /** and the damped average of all their ratings. */
-  work_rating: number | null;
-  /** subjectKey() of each subject, once. */
-  subject_keys: string[];
-  /** "<key>\u001f<spelling>" for each key: the subject facet shows a key in its most common spelling. */
-  subject_facet: string[];
-  /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
-  also_liked: string[];
-  updated_seq: number;
-};
-
-/** Shape of a document in the authors index (mappings/authors.json). */
-export interface AuthorDocument {
-  id: string;
-  name: string;
-  alternate_names: string[];
-  /** authorKey(name) */
-  name_key: string;
-  /** Distinct works of the author's live books. */
-  work_count: number;
-  /** Sum of the popularity of the author's live books, as their documents have it. */
-  popularity: number;
-  updated_seq: number;
-}
-
 /** A document ready for a bulk request: its id and its JSON text. */
 export interface BuiltDocument {
   id: string;
   json: string;
 }
 
-// The damped average of domain/ratings.ts, over `count` ratings summing to `sum`.
-const dampedRating = (count: string, sum: string) =>
-  `case when ${count} > 0 then (${PRIOR_RATINGS} * ${PRIOR_MEAN} + ${sum}) / (${PRIOR_RATINGS} + ${count}) end`;
+type Fields = Readonly<Record<string, FieldDeclaration>>;
 
-// $1 is the version (updated_seq); the filter may use $2. The subject fields are added by bookDocument.
+/**
+ * The select list of a document statement, from the index's declaration: the fields PostgreSQL
+ * gives as they are, assembled as JSON text by json_build_object (so a full reindex pipes them into
+ * bulk requests without parsing and re-serialising a million objects in Node), and the sources of
+ * those that code finishes, one column each (`f0`, `f1`, ...).
+ */
+function selectList(declaration: IndexDeclaration<Fields>): { sql: string; finish: (row: DocumentRow) => BuiltDocument } {
+  const fields = Object.entries(declaration.fields).flatMap(([name, field]) => (field.from ? [{ name, from: field.from }] : []));
+  const plain = fields.filter((field) => field.from.finish === undefined);
+  const finished = fields.flatMap(({ name, from: { sql, finish } }) => (finish ? [{ name, sql, finish }] : []));
+  const sql = [
+    `json_build_object(${plain.map((field) => `'${field.name}', ${field.from.sql}`).join(',\n')})::text as json`,
+    ...finished.map((field, at) => `${field.sql} as f${at}`),
+  ].join(',\n');
+  return {
+    sql,
+    finish: (row) => {
+      if (finished.length === 0) return { id: row.id, json: row.json };
+      const values = Object.fromEntries(finished.map((field, at) => [field.name, field.finish(row[`f${at}`])]));
+      // The finished fields spliced in before the closing brace.
+      return { id: row.id, json: `${row.json.slice(0, -1)},${JSON.stringify(values).slice(1)}` };
+    },
+  };
+}
+
+interface DocumentRow extends BuiltDocument {
+  [finishedSource: `f${number}`]: unknown;
+}
+
+const BOOK_FIELDS = selectList(BOOKS_INDEX);
+
+// $1 is the version (updated_seq); the filter may use $2. Field sources read the tables named in booksIndex.ts.
 const BOOK_SELECT = (filter: string) => `
-  select b.id, coalesce(b.subjects, w.subjects, '{}') as subjects, json_build_object(
-      'id', b.id,
-      'work_id', b.work_id,
-      'kind', w.kind,
-      'work_title', w.title,
-      'isbn_13', b.isbn_13,
-      'isbn_10', b.isbn_10,
-      'title', b.title,
-      'subtitle', b.subtitle,
-      'series', b.series,
-      'series_number', b.series_number,
-      'authors', coalesce(a.authors, '[]'::json),
-      'author_ids', coalesce(a.ids, '[]'::json),
-      'author_names', coalesce(a.names, '[]'::json),
-      'first_author', a.names->>0,
-      'author_facet', coalesce(a.facet, '[]'::json),
-      'publisher', b.publisher,
-      'year', b.year,
-      'language', b.language,
-      'pages', b.pages,
-      'cover_url', cover_url_of(b.cover_url),
-      'physical_format', b.physical_format,
-      -- The edition's subjects, else its work's: Open Library keeps most subjects on works.
-      'subjects', coalesce(b.subjects, w.subjects, '{}'),
-      'popularity', b.popularity + coalesce(wp.popularity, 0),
-      'average_rating', b.average_rating,
-      'rating', ${dampedRating('b.popularity', 'b.popularity * b.average_rating')},
-      'work_year', coalesce(w.original_year, b.year),
-      'work_readers', ws.popularity + coalesce(wp.popularity, 0),
-      'work_rating', ${dampedRating('ws.ratings', 'ws.rating_sum')},
-      'also_liked', coalesce(l.ids, '[]'::json),
-      'updated_seq', $1::bigint
-    )::text as json
+  select b.id, ${BOOK_FIELDS.sql}
     from books b
     cross join lateral (select kind, title, subjects, original_year from works where id = b.work_id offset 0) w
     left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
@@ -158,14 +91,11 @@ const BOOK_SELECT = (filter: string) => `
     ) l on true
    where b.merged_into is null and b.deleted_at is null and ${filter}`;
 
+const AUTHOR_FIELDS = selectList(AUTHORS_INDEX);
+
+// $1 is the version (updated_seq); the filter may use $2. Field sources read the tables named in authorsIndex.ts.
 const AUTHOR_SELECT = (filter: string) => `
-  select a.id, a.name,
-         coalesce((select array_agg(distinct n.name) from (
-                      select name from author_names where author_id = a.id
-                      union select unnest(a.alternate_names)) n
-                    where n.name <> a.name), '{}') as alternate_names,
-         coalesce(s.work_count, 0)::int as work_count,
-         coalesce(s.popularity, 0)::bigint as popularity
+  select a.id, ${AUTHOR_FIELDS.sql}
     from authors a
     left join lateral (
       select count(distinct b.work_id) as work_count, sum(b.popularity + coalesce(wp.popularity, 0)) as popularity
@@ -176,54 +106,25 @@ const AUTHOR_SELECT = (filter: string) => `
     ) s on true
    where a.merged_into is null and a.deleted_at is null and ${filter}`;
 
-interface AuthorRow {
-  id: string;
-  name: string;
-  alternate_names: string[];
-  work_count: number;
-  popularity: number;
-}
+const STATEMENTS = {
+  books: { select: BOOK_SELECT, finish: BOOK_FIELDS.finish },
+  authors: { select: AUTHOR_SELECT, finish: AUTHOR_FIELDS.finish },
+} as const;
 
-function authorDocument(row: AuthorRow, seq: number): BuiltDocument {
-  const document: AuthorDocument = {
-    id: row.id,
-    name: row.name,
-    alternate_names: row.alternate_names,
-    name_key: authorKey(row.name),
-    work_count: row.work_count,
-    popularity: row.popularity,
-    updated_seq: seq,
-  };
-  return { id: row.id, json: JSON.stringify(document) };
-}
-
-interface BookRow extends BuiltDocument {
-  subjects: string[];
-}
-
-/** The row's JSON with the subject fields, which need subjectKey(), spliced in before its closing brace. */
-function bookDocument(row: BookRow): BuiltDocument {
-  const subjects = distinctSubjects(row.subjects);
-  const fields: Pick<BookDocument, 'subject_keys' | 'subject_facet'> = {
-    subject_keys: subjects.map((subject) => subject.key),
-    subject_facet: subjects.map((subject) => `${subject.key}\u001f${subject.spelling}`),
-  };
-  return { id: row.id, json: `${row.json.slice(0, -1)},${JSON.stringify(fields).slice(1)}` };
+async function documentsOf(db: Queryable, kind: IndexKind, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
+  if (ids.length === 0) return [];
+  const { select, finish } = STATEMENTS[kind];
+  const { rows } = await db.query<DocumentRow>(select(`${kind === 'books' ? 'b' : 'a'}.id = any($2::text[])`), [seq, ids]);
+  return rows.map(finish);
 }
 
 /** Documents of those of `ids` that are live books, in one statement. Missing ids are not live. */
-export async function bookDocuments(db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await db.query<BookRow>(BOOK_SELECT('b.id = any($2::text[])'), [seq, ids]);
-  return rows.map(bookDocument);
-}
+export const bookDocuments = (db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> =>
+  documentsOf(db, 'books', ids, seq);
 
 /** Documents of those of `ids` that are live authors, in one statement. */
-export async function authorDocuments(db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await db.query<AuthorRow>(AUTHOR_SELECT('a.id = any($1::text[])'), [ids]);
-  return rows.map((row) => authorDocument(row, seq));
-}
+export const authorDocuments = (db: Queryable, ids: readonly string[], seq: number): Promise<BuiltDocument[]> =>
+  documentsOf(db, 'authors', ids, seq);
 
 /** Live entities of a kind, as the transaction of `client` sees them. */
 export async function countLive(db: Queryable, kind: IndexKind): Promise<number> {
@@ -243,14 +144,13 @@ export async function* streamDocuments(
   seq: number,
   batchSize: number,
 ): AsyncGenerator<BuiltDocument[]> {
-  const cursor = client.query(
-    kind === 'books' ? new Cursor<BookRow>(BOOK_SELECT('true'), [seq]) : new Cursor<AuthorRow>(AUTHOR_SELECT('true')),
-  );
+  const { select, finish } = STATEMENTS[kind];
+  const cursor = client.query(new Cursor<DocumentRow>(select('true'), [seq]));
   try {
     for (;;) {
       const rows = await cursor.read(batchSize);
       if (rows.length === 0) return;
-      yield kind === 'books' ? (rows as BookRow[]).map(bookDocument) : (rows as AuthorRow[]).map((row) => authorDocument(row, seq));
+      yield rows.map(finish);
     }
   } finally {
     await cursor.close().catch(() => undefined);

@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { projectPath } from '../../../src/paths.js';
 import type { IndexShape } from '../../../src/config.js';
 import type { Elastic } from '../../../src/stores/elasticsearch/client.js';
+import { indexDefinition } from '../../../src/stores/elasticsearch/indexDeclaration.js';
+import { INDICES, type IndexKind } from '../../../src/stores/elasticsearch/indices.js';
 
 /**
  * Versioned physical indices behind aliases. Clients only ever name the alias (`bookmeta-books`);
@@ -11,15 +11,7 @@ import type { Elastic } from '../../../src/stores/elasticsearch/client.js';
  * index.
  */
 
-export type IndexKind = 'books' | 'authors';
-export const INDEX_KINDS: readonly IndexKind[] = ['books', 'authors'];
-
 export const SINGLE_NODE: IndexShape = { shards: 1, replicas: 0 };
-
-interface IndexDefinition {
-  settings: { index: Record<string, unknown> } & Record<string, unknown>;
-  mappings: Record<string, unknown>;
-}
 
 /**
  * Index-level operations on a freshly bulk-loaded index (the first refresh of a million documents,
@@ -29,18 +21,6 @@ const SLOW = { requestTimeout: 10 * 60_000 } as const;
 
 const MERGE_POLL_MS = 250;
 
-const definitions = new Map<IndexKind, Promise<IndexDefinition>>();
-
-/** Settings and mappings of one kind of index, from mappings/<kind>.json. */
-export function indexDefinition(kind: IndexKind): Promise<IndexDefinition> {
-  let definition = definitions.get(kind);
-  if (!definition) {
-    definition = readFile(projectPath('mappings', `${kind}.json`), 'utf8').then((text) => JSON.parse(text) as IndexDefinition);
-    definitions.set(kind, definition);
-  }
-  return definition;
-}
-
 /** Physical indices of an alias are named `<alias>-v<ms timestamp>`; this pattern finds them all. */
 export function physicalPattern(alias: string): string {
   return `${alias}-v*`;
@@ -49,7 +29,7 @@ export function physicalPattern(alias: string): string {
 const PHYSICAL = (alias: string) => new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-v\\d+$`);
 
 /**
- * Creates a new, empty physical index for `alias` from the mapping file, in the given shape. With
+ * Creates a new, empty physical index for `alias` from its declaration (src/stores/elasticsearch/indices.ts), in the given shape. With
  * `bulkLoad` the index neither refreshes (refresh_interval -1) nor keeps replicas, which would index
  * every document again, until `finishBulkLoad` restores both.
  */
@@ -60,12 +40,12 @@ export async function createPhysicalIndex(
   options: { bulkLoad?: boolean; shape?: IndexShape } = {},
 ): Promise<string> {
   const { shards, replicas } = options.shape ?? SINGLE_NODE;
-  const definition = await indexDefinition(kind);
+  const definition = indexDefinition(INDICES[kind]);
   // Date.now() alone could repeat for two creations in the same millisecond: never reuse a name.
   let stamp = Date.now();
   for (;;) {
     const name = `${alias}-v${stamp}`;
-    const settings = structuredClone(definition.settings);
+    const settings = { ...definition.settings };
     settings.index = { ...settings.index, number_of_shards: shards, number_of_replicas: options.bulkLoad ? 0 : replicas };
     if (options.bulkLoad) settings.index.refresh_interval = '-1';
     try {
@@ -80,8 +60,7 @@ export async function createPhysicalIndex(
 
 /** Restores the mapping's refresh interval and the shape's replicas after a bulk load, and makes everything searchable. */
 export async function finishBulkLoad(es: Elastic, index: string, kind: IndexKind, shape: IndexShape = SINGLE_NODE): Promise<void> {
-  const definition = await indexDefinition(kind);
-  const interval = (definition.settings.index.refresh_interval as string | undefined) ?? '1s';
+  const interval = String(INDICES[kind].settings.index.refresh_interval);
   await es.indices.putSettings({ index, settings: { index: { refresh_interval: interval, number_of_replicas: shape.replicas } } }, SLOW);
   await es.indices.refresh({ index }, SLOW);
 }

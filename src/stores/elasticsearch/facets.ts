@@ -1,4 +1,5 @@
 import type { estypes } from '@elastic/elasticsearch';
+import { BOOK, FACET_SEPARATOR } from './booksIndex.js';
 
 /**
  * Facets of book search: for each field asked, its most frequent values over the whole result set,
@@ -24,15 +25,13 @@ export type Facets = Partial<Record<FacetField, FacetValue[]>>;
 /** The filters of a search, each under the facet it narrows (absent: not filtered). */
 export type FacetFilters = Partial<Record<FacetField, estypes.QueryDslQueryContainer>>;
 
-// Between a key and what is shown for it in the *_facet fields of the book documents.
-const SEPARATOR = '\u001f';
 // Candidates read per field: with one result per work the index counts editions, and the values
 // are then ordered by their works, which may bring a value from a little further down.
 const CANDIDATES_PER_VALUE = 3;
 // Spellings read per subject key, to find the most common one among those of the other subjects of its books.
 const SPELLINGS_READ = 10;
 
-const workCount: Record<string, estypes.AggregationsAggregationContainer> = { works: { cardinality: { field: 'work_id' } } };
+const workCount: Record<string, estypes.AggregationsAggregationContainer> = { works: { cardinality: { field: BOOK.work_id.path } } };
 
 function valuesAggregation(field: FacetField, size: number, perWork: boolean): estypes.AggregationsAggregationContainer {
   const terms = (name: string, sub: Record<string, estypes.AggregationsAggregationContainer> = {}) => ({
@@ -41,15 +40,15 @@ function valuesAggregation(field: FacetField, size: number, perWork: boolean): e
   });
   switch (field) {
     case 'subject':
-      return terms('subject_keys', { spellings: { terms: { field: 'subject_facet', size: SPELLINGS_READ } } });
+      return terms(BOOK.subject_keys.path, { spellings: { terms: { field: BOOK.subject_facet.path, size: SPELLINGS_READ } } });
     case 'language':
-      return terms('language');
+      return terms(BOOK.language.path);
     case 'author':
-      return terms('author_facet');
+      return terms(BOOK.author_facet.path);
     case 'publisher':
-      return terms('publisher.keyword', { spellings: { terms: { field: 'publisher.raw', size: 1 } } });
+      return terms(BOOK.publisher.keyword, { spellings: { terms: { field: BOOK.publisher.raw, size: 1 } } });
     case 'decade':
-      return { histogram: { field: 'year', interval: 10, min_doc_count: 1 }, aggs: perWork ? workCount : {} };
+      return { histogram: { field: BOOK.year.path, interval: 10, min_doc_count: 1 }, aggs: perWork ? workCount : {} };
   }
 }
 
@@ -80,11 +79,11 @@ function facetValue(field: FacetField, bucket: Bucket, perWork: boolean): FacetV
   const key = String(bucket.key);
   switch (field) {
     case 'author': {
-      const [id = key, name = ''] = key.split(SEPARATOR);
+      const [id = key, name = ''] = key.split(FACET_SEPARATOR);
       return { value: id, name, count };
     }
     case 'subject': {
-      const spelling = bucket.spellings?.buckets.map((found) => found.key.split(SEPARATOR)).find(([of]) => of === key)?.[1];
+      const spelling = bucket.spellings?.buckets.map((found) => found.key.split(FACET_SEPARATOR)).find(([of]) => of === key)?.[1];
       return { value: spelling ?? key, count };
     }
     case 'publisher':

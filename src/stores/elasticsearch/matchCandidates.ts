@@ -1,4 +1,5 @@
 import type { estypes } from '@elastic/elasticsearch';
+import { BOOK } from './booksIndex.js';
 import { missingIndex, type Elastic } from './client.js';
 import { contentWords, MATCH_FUZZY, type Spelling } from './search.js';
 
@@ -57,29 +58,29 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
   const title = contentWords(probe.title);
   return {
     size,
-    _source: ['work_title'],
+    _source: [BOOK.work_title.path],
     query: {
       bool: {
         must: [
           {
             dis_max: {
               queries: [
-                { match: { title: { query: title, ...typos, minimum_should_match: MOST } } },
+                { match: { [BOOK.title.path]: { query: title, ...typos, minimum_should_match: MOST } } },
                 // Stemmed: "Feathers" finds "Feather".
-                { match: { 'title.english': { query: probe.title, minimum_should_match: MOST } } },
+                { match: { [BOOK.title.english]: { query: probe.title, minimum_should_match: MOST } } },
                 // A last word cut short: "Old Scho".
-                { match_bool_prefix: { title: { query: title, minimum_should_match: MOST } } },
+                { match_bool_prefix: { [BOOK.title.path]: { query: title, minimum_should_match: MOST } } },
                 // Subtitle or series words given as part of the title.
-                { match: { all_text: { query: contentWords(probe.fullTitle), ...typos, minimum_should_match: MOST } } },
+                { match: { [BOOK.all_text.path]: { query: contentWords(probe.fullTitle), ...typos, minimum_should_match: MOST } } },
                 // The title the work is known by: the original one, or another edition's.
-                { match: { work_title: { query: title, ...typos, minimum_should_match: MOST } } },
+                { match: { [BOOK.work_title.path]: { query: title, ...typos, minimum_should_match: MOST } } },
                 // The author's books that share a word of the title: another word may have more typos than a fuzzy match allows ("Metro Gibs").
                 ...(mode === 'typos' && probe.author !== null
                   ? [
                       {
                         bool: {
-                          filter: [{ match: { author_names: { query: probe.author, ...typos } } }],
-                          must: [{ match: { title: { query: title, ...typos } } }],
+                          filter: [{ match: { [BOOK.author_names.path]: { query: probe.author, ...typos } } }],
+                          must: [{ match: { [BOOK.title.path]: { query: title, ...typos } } }],
                         },
                       },
                     ]
@@ -92,9 +93,12 @@ function candidateSearch(probe: CandidateProbe, mode: Spelling, size: number): e
         should:
           probe.author === null
             ? []
-            : [{ constant_score: { filter: { match: { author_names: { query: probe.author, ...typos } } }, boost: 3 } }],
+            : [{ constant_score: { filter: { match: { [BOOK.author_names.path]: { query: probe.author, ...typos } } }, boost: 3 } }],
       },
     },
-    rescore: { window_size: RESCORED, query: { rescore_query: { match_phrase: { title: { query: probe.title, slop: 2, boost: 2 } } } } },
+    rescore: {
+      window_size: RESCORED,
+      query: { rescore_query: { match_phrase: { [BOOK.title.path]: { query: probe.title, slop: 2, boost: 2 } } } },
+    },
   };
 }

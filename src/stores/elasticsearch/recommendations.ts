@@ -1,5 +1,6 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { BookRecord } from '../../domain/records.js';
+import { BOOK } from './booksIndex.js';
 import type { Elastic } from './client.js';
 import { GATHERING_KINDS, scoredIds, withPopularity, type ScoredId } from './search.js';
 
@@ -36,7 +37,7 @@ export interface RecommendationSeed {
 /** A list of co-read books, best first: the first scores `weight`, the last about half of it. */
 function coReading(ids: readonly string[], weight: number): estypes.QueryDslQueryContainer[] {
   return ids.map((id, rank) => ({
-    constant_score: { filter: { term: { id } }, boost: weight * (1 - rank / (2 * ids.length)) },
+    constant_score: { filter: { term: { [BOOK.id.path]: id } }, boost: weight * (1 - rank / (2 * ids.length)) },
   }));
 }
 
@@ -52,15 +53,15 @@ export async function recommendationHits(
     ...coReading(authorAlsoLiked, AUTHOR_CO_READING),
     {
       more_like_this: {
-        fields: ['title', 'subtitle', 'series', 'author_names'],
+        fields: [BOOK.title.path, BOOK.subtitle.path, BOOK.series.path, BOOK.author_names.path],
         like: [
           {
             _index: index,
             doc: {
-              title: book.title,
-              subtitle: book.subtitle,
-              series: book.series,
-              author_names: book.authors.map((author) => author.name),
+              [BOOK.title.path]: book.title,
+              [BOOK.subtitle.path]: book.subtitle,
+              [BOOK.series.path]: book.series,
+              [BOOK.author_names.path]: book.authors.map((author) => author.name),
             },
           },
         ],
@@ -71,26 +72,28 @@ export async function recommendationHits(
       },
     },
   ];
-  if (authorIds.length > 0) should.push({ constant_score: { filter: { terms: { author_ids: authorIds } }, boost: SAME_AUTHOR } });
-  if (book.series !== null) should.push({ constant_score: { filter: { term: { 'series.keyword': book.series } }, boost: SAME_SERIES } });
+  if (authorIds.length > 0)
+    should.push({ constant_score: { filter: { terms: { [BOOK.author_ids.path]: authorIds } }, boost: SAME_AUTHOR } });
+  if (book.series !== null)
+    should.push({ constant_score: { filter: { term: { [BOOK.series.keyword]: book.series } }, boost: SAME_SERIES } });
   const next = nextVolume(book);
   if (next !== null)
     should.push({
       constant_score: {
-        filter: { bool: { filter: [{ term: { 'series.keyword': book.series } }, { term: { series_number: next } }] } },
+        filter: { bool: { filter: [{ term: { [BOOK.series.keyword]: book.series } }, { term: { [BOOK.series_number.path]: next } }] } },
         boost: NEXT_IN_SERIES,
       },
     });
   should.push({ constant_score: { filter: { match_all: {} }, boost: ANY_BOOK } });
   // A set or an omnibus of the same series or author holds this book, or may.
   const related: estypes.QueryDslQueryContainer[] = [
-    ...(book.series !== null ? [{ term: { 'series.keyword': book.series } }] : []),
-    ...(authorIds.length > 0 ? [{ terms: { author_ids: authorIds } }] : []),
+    ...(book.series !== null ? [{ term: { [BOOK.series.keyword]: book.series } }] : []),
+    ...(authorIds.length > 0 ? [{ terms: { [BOOK.author_ids.path]: authorIds } }] : []),
   ];
   const gathering = {
     bool: {
       filter: [
-        { terms: { kind: GATHERING_KINDS.filter((kind) => kind !== 'companion') } },
+        { terms: { [BOOK.kind.path]: GATHERING_KINDS.filter((kind) => kind !== 'companion') } },
         { bool: { should: related, minimum_should_match: 1 } },
       ],
     },
@@ -100,10 +103,11 @@ export async function recommendationHits(
     size,
     _source: false,
     query: withPopularity(
-      { bool: { should, must_not: [{ term: { work_id: book.work_id } }, ...(related.length > 0 ? [gathering] : [])] } },
+      { bool: { should, must_not: [{ term: { [BOOK.work_id.path]: book.work_id } }, ...(related.length > 0 ? [gathering] : [])] } },
+      BOOK.popularity.path,
       0.05,
     ),
-    collapse: { field: 'work_id' },
+    collapse: { field: BOOK.work_id.path },
   });
   return scoredIds(response.hits.hits);
 }

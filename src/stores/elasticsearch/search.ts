@@ -1,5 +1,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { FieldTerm, TextField } from '../../domain/querySyntax.js';
+import { AUTHOR } from './authorsIndex.js';
+import { BOOK } from './booksIndex.js';
 import type { Elastic } from './client.js';
 import { facetAggregations, readFacets, type FacetField, type FacetFilters, type Facets } from './facets.js';
 
@@ -126,12 +128,12 @@ function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryConta
   return {
     dis_max: {
       queries: [
-        { match: { all_text: { query: content, ...spelling(mode), minimum_should_match: enough } } },
-        { match: { 'all_text.english': { query: text, minimum_should_match: enough } } },
-        { match_bool_prefix: { all_text: { query: content, minimum_should_match: enough } } },
-        { match: { all_text: { query: text, operator: 'and' } } },
+        { match: { [BOOK.all_text.path]: { query: content, ...spelling(mode), minimum_should_match: enough } } },
+        { match: { [BOOK.all_text.english]: { query: text, minimum_should_match: enough } } },
+        { match_bool_prefix: { [BOOK.all_text.path]: { query: content, minimum_should_match: enough } } },
+        { match: { [BOOK.all_text.path]: { query: text, operator: 'and' } } },
         // A subject says what a book is about ("dystopias"); only whole matches count, and rank below titles.
-        { match: { 'subjects.english': { query: text, operator: 'and', boost: 0.5 } } },
+        { match: { [BOOK.subjects.english]: { query: text, operator: 'and', boost: 0.5 } } },
       ],
     },
   };
@@ -170,32 +172,32 @@ function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   return {
     dis_max: {
       queries: [
-        tier(FIT.title, { term: { 'title.key': text } }),
-        tier(FIT.title, { term: { 'series.key': text } }),
-        tier(FIT.name, { term: { first_author: text } }),
-        tier(FIT.coAuthorName, { term: { 'author_names.keyword': text } }),
-        tier(FIT.titlePhrase, { match_phrase: { title: { query: text, slop: 1 } } }),
-        tier(FIT.namePhrase, { match_phrase: { author_names: { query: text } } }),
-        tier(FIT.titleWords, { match: { title: { query: text, ...spelling(mode), operator: 'and' } } }),
-        tier(FIT.allWords, { match: { all_text: { query: contentWords(text), ...spelling(mode), operator: 'and' } } }),
-        tier(FIT.seriesWords, { match: { series: { query: text, operator: 'and' } } }),
+        tier(FIT.title, { term: { [BOOK.title.key]: text } }),
+        tier(FIT.title, { term: { [BOOK.series.key]: text } }),
+        tier(FIT.name, { term: { [BOOK.first_author.path]: text } }),
+        tier(FIT.coAuthorName, { term: { [BOOK.author_names.keyword]: text } }),
+        tier(FIT.titlePhrase, { match_phrase: { [BOOK.title.path]: { query: text, slop: 1 } } }),
+        tier(FIT.namePhrase, { match_phrase: { [BOOK.author_names.path]: { query: text } } }),
+        tier(FIT.titleWords, { match: { [BOOK.title.path]: { query: text, ...spelling(mode), operator: 'and' } } }),
+        tier(FIT.allWords, { match: { [BOOK.all_text.path]: { query: contentWords(text), ...spelling(mode), operator: 'and' } } }),
+        tier(FIT.seriesWords, { match: { [BOOK.series.path]: { query: text, operator: 'and' } } }),
       ],
     },
   };
 }
 
 const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({
-  constant_score: { filter: { term: { 'series.key': text } }, boost: FIT.seriesVolume },
+  constant_score: { filter: { term: { [BOOK.series.key]: text } }, boost: FIT.seriesVolume },
 });
 
 const isbnClause = (isbn13s: string[]): estypes.QueryDslQueryContainer => ({
-  constant_score: { filter: { terms: { isbn_13: isbn13s } }, boost: ISBN_BOOST },
+  constant_score: { filter: { terms: { [BOOK.isbn_13.path]: isbn13s } }, boost: ISBN_BOOST },
 });
 
 /** The popularity factor: 1 + weight * log10(1 + popularity). */
-const popularityFactor = (weight: number): estypes.QueryDslFunctionScoreContainer[] => [
+const popularityFactor = (field: string, weight: number): estypes.QueryDslFunctionScoreContainer[] => [
   { weight: 1 },
-  { field_value_factor: { field: 'popularity', modifier: 'log1p', missing: 0 }, weight },
+  { field_value_factor: { field, modifier: 'log1p', missing: 0 }, weight },
 ];
 
 /** Works that gather or accompany books (see domain/titles.ts workKind): they rank below the books themselves. */
@@ -203,24 +205,29 @@ export const GATHERING_KINDS = ['boxset', 'omnibus', 'companion'];
 const KIND_FACTOR = 0.5;
 const kindFactor: estypes.QueryDslFunctionScoreContainer[] = [
   { weight: 1 },
-  { filter: { terms: { kind: GATHERING_KINDS } }, weight: KIND_FACTOR },
+  { filter: { terms: { [BOOK.kind.path]: GATHERING_KINDS } }, weight: KIND_FACTOR },
 ];
 
 /**
- * Popular entries rank a little higher: the text score times 1 + weight * log10(1 + popularity),
+ * Popular entries rank a little higher: the text score times 1 + weight * log10(1 + popularity), read from
+ * the index's `popularity` field,
  * so with weight 0.1 a book with 5 million ratings gains 67% over one nobody rated, 1,000 ratings 30%.
  */
-export const withPopularity = (query: estypes.QueryDslQueryContainer, weight: number): estypes.QueryDslQueryContainer => ({
-  function_score: { query, functions: popularityFactor(weight), score_mode: 'sum', boost_mode: 'multiply' },
+export const withPopularity = (
+  query: estypes.QueryDslQueryContainer,
+  popularity: string,
+  weight: number,
+): estypes.QueryDslQueryContainer => ({
+  function_score: { query, functions: popularityFactor(popularity, weight), score_mode: 'sum', boost_mode: 'multiply' },
 });
 
 // The field each operator of the query syntax reads.
 const OPERATOR_FIELDS: Record<TextField, string> = {
-  title: 'title',
-  author: 'author_names',
-  series: 'series',
-  subject: 'subjects',
-  publisher: 'publisher',
+  title: BOOK.title.path,
+  author: BOOK.author_names.path,
+  series: BOOK.series.path,
+  subject: BOOK.subjects.path,
+  publisher: BOOK.publisher.path,
 };
 
 /**
@@ -236,7 +243,7 @@ function bookMatch(
 ): estypes.QueryDslQueryContainer {
   const should: estypes.QueryDslQueryContainer[] = [];
   if (search.text !== '') should.push(bookTextMatch(search.text, mode));
-  if (search.isbn13s.length > 0) should.push(isbnBoost ? isbnClause(search.isbn13s) : { terms: { isbn_13: search.isbn13s } });
+  if (search.isbn13s.length > 0) should.push(isbnBoost ? isbnClause(search.isbn13s) : { terms: { [BOOK.isbn_13.path]: search.isbn13s } });
   const required = (query: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
     constant_score: { filter: query, boost: 1 },
   });
@@ -248,14 +255,14 @@ function bookMatch(
           : { match: { [OPERATOR_FIELDS[field]]: { query: text, operator: 'and' } } },
       ),
     ),
-    ...search.phrases.map((phrase) => required({ match_phrase: { all_text: phrase } })),
-    ...search.requiredIsbn13s.map((isbn) => required({ term: { isbn_13: isbn } })),
+    ...search.phrases.map((phrase) => required({ match_phrase: { [BOOK.all_text.path]: phrase } })),
+    ...search.requiredIsbn13s.map((isbn) => required({ term: { [BOOK.isbn_13.path]: isbn } })),
   ];
   return {
     bool: {
       ...(should.length > 0 && { should, minimum_should_match: 1 }),
       must: should.length + must.length > 0 ? must : [{ match_all: {} }],
-      must_not: search.excluded.map((word) => ({ match_phrase: { all_text: word } })),
+      must_not: search.excluded.map((word) => ({ match_phrase: { [BOOK.all_text.path]: word } })),
       filter,
     },
   };
@@ -264,13 +271,18 @@ function bookMatch(
 /** The filters of a search, each under the facet it narrows. */
 function bookFilters(search: BookSearch): FacetFilters {
   const filters: FacetFilters = {};
-  if (search.authorId !== null) filters.author = { term: { author_ids: search.authorId } };
-  if (search.language !== null) filters.language = { term: { language: search.language } };
-  if (search.subjectKey !== null) filters.subject = { term: { subject_keys: search.subjectKey } };
-  if (search.publisher !== null) filters.publisher = { term: { 'publisher.keyword': search.publisher } };
+  if (search.authorId !== null) filters.author = { term: { [BOOK.author_ids.path]: search.authorId } };
+  if (search.language !== null) filters.language = { term: { [BOOK.language.path]: search.language } };
+  if (search.subjectKey !== null) filters.subject = { term: { [BOOK.subject_keys.path]: search.subjectKey } };
+  if (search.publisher !== null) filters.publisher = { term: { [BOOK.publisher.keyword]: search.publisher } };
   if (search.yearFrom !== null || search.yearTo !== null) {
     filters.decade = {
-      range: { year: { ...(search.yearFrom !== null && { gte: search.yearFrom }), ...(search.yearTo !== null && { lte: search.yearTo }) } },
+      range: {
+        [BOOK.year.path]: {
+          ...(search.yearFrom !== null && { gte: search.yearFrom }),
+          ...(search.yearTo !== null && { lte: search.yearTo }),
+        },
+      },
     };
   }
   return filters;
@@ -322,7 +334,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
       index,
       size: read,
       _source: false,
-      docvalue_fields: ['work_id'],
+      docvalue_fields: [BOOK.work_id.path],
       track_total_hits: TOTAL_COUNTED,
       query: bookMatch(search, mode, true, filter),
       ...faceting,
@@ -350,7 +362,13 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
         {
           window_size: window,
           query: {
-            rescore_query: { function_score: { functions: popularityFactor(POPULARITY_WEIGHT), score_mode: 'sum', boost_mode: 'replace' } },
+            rescore_query: {
+              function_score: {
+                functions: popularityFactor(BOOK.popularity.path, POPULARITY_WEIGHT),
+                score_mode: 'sum',
+                boost_mode: 'replace',
+              },
+            },
             score_mode: 'multiply',
           },
         },
@@ -366,7 +384,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
     const seenWorks = new Set<string>();
     const ranked = response.hits.hits.filter((hit) => {
       if (search.everyEdition) return true;
-      const work = String((hit.fields?.work_id as unknown[] | undefined)?.[0]);
+      const work = String((hit.fields?.[BOOK.work_id.path] as unknown[] | undefined)?.[0]);
       if (seenWorks.has(work)) return false;
       seenWorks.add(work);
       return true;
@@ -379,9 +397,9 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
 type SortField = 'year' | 'rating' | 'readers';
 // The field each sort reads on an edition, and on a work (the same on every edition of it).
 const SORT_FIELDS: Record<SortField, { edition: string; work: string }> = {
-  year: { edition: 'year', work: 'work_year' },
-  rating: { edition: 'rating', work: 'work_rating' },
-  readers: { edition: 'popularity', work: 'work_readers' },
+  year: { edition: BOOK.year.path, work: BOOK.work_year.path },
+  rating: { edition: BOOK.rating.path, work: BOOK.work_rating.path },
+  readers: { edition: BOOK.popularity.path, work: BOOK.work_readers.path },
 };
 
 /**
@@ -399,9 +417,9 @@ function sortOrder(sort: Exclude<BookSort, 'relevance'>, everyEdition: boolean):
     oldest: [by('year', 'asc')],
     rating: [by('rating', 'desc'), by('readers', 'desc')],
     readers: [by('readers', 'desc')],
-    title: [{ 'title.key': { order: 'asc', missing: '_last' } }],
+    title: [{ [BOOK.title.key]: { order: 'asc', missing: '_last' } }],
   };
-  return [...first[sort], { popularity: { order: 'desc' } }, { id: { order: 'asc' } }];
+  return [...first[sort], { [BOOK.popularity.path]: { order: 'desc' } }, { [BOOK.id.path]: { order: 'asc' } }];
 }
 
 /**
@@ -426,7 +444,7 @@ async function sortedBooks(
       query: bookMatch(search, mode, false, filter),
       ...faceting,
       sort: sortOrder(search.sort, search.everyEdition),
-      ...(search.everyEdition ? {} : { collapse: { field: 'work_id' } }),
+      ...(search.everyEdition ? {} : { collapse: { field: BOOK.work_id.path } }),
     });
     return { total: totalOf(response.hits.total), hits: scoredIds(response.hits.hits), ...facetsOf(search, response) };
   };
@@ -445,27 +463,28 @@ export async function searchAuthors(elastic: Elastic, index: string, search: Aut
       from: search.offset,
       size: search.limit,
       _source: false,
-      docvalue_fields: ['work_count'],
+      docvalue_fields: [AUTHOR.work_count.path],
       track_total_hits: true,
       query: withPopularity(
         {
           bool: {
             should: [
-              { term: { name_key: { value: search.nameKey, boost: 10 } } },
-              { match: { all_names: { query: search.text, ...spelling(mode), operator: 'and', boost: 2 } } },
-              { match: { all_names: { query: search.nameKey, ...spelling(mode), operator: 'and', boost: 2 } } },
-              { match: { 'all_names.prefix': { query: search.text, operator: 'and', boost: 1 } } },
+              { term: { [AUTHOR.name_key.path]: { value: search.nameKey, boost: 10 } } },
+              { match: { [AUTHOR.all_names.path]: { query: search.text, ...spelling(mode), operator: 'and', boost: 2 } } },
+              { match: { [AUTHOR.all_names.path]: { query: search.nameKey, ...spelling(mode), operator: 'and', boost: 2 } } },
+              { match: { [AUTHOR.all_names.prefix]: { query: search.text, operator: 'and', boost: 1 } } },
             ],
             minimum_should_match: 1,
           },
         },
+        AUTHOR.popularity.path,
         0.1,
       ),
     });
     const hits = response.hits.hits.map((hit) => ({
       id: hit._id ?? '',
       score: hit._score ?? 0,
-      workCount: Number((hit.fields?.work_count as unknown[] | undefined)?.[0] ?? 0),
+      workCount: Number((hit.fields?.[AUTHOR.work_count.path] as unknown[] | undefined)?.[0] ?? 0),
     }));
     return { total: totalOf(response.hits.total), hits };
   };

@@ -1,4 +1,6 @@
 import type { estypes } from '@elastic/elasticsearch';
+import { AUTHOR } from './authorsIndex.js';
+import { BOOK } from './booksIndex.js';
 import type { Elastic, IndexAliases } from './client.js';
 
 /**
@@ -91,23 +93,29 @@ async function worksAndSeries(elastic: Elastic, index: string, query: SuggestQue
   const response = await elastic.search<BookSource>({
     index,
     size: query.limit,
-    _source: ['work_id', 'title', 'authors', 'work_year', 'cover_url'],
+    _source: [BOOK.work_id.path, BOOK.title.path, BOOK.authors.path, BOOK.work_year.path, BOOK.cover_url.path],
     track_total_hits: false,
-    query: ranked(typedWords(query.key, 'title', 'title.prefix'), 'title.key', query.key, 'work_readers', true),
-    collapse: { field: 'work_id' },
+    query: ranked(typedWords(query.key, BOOK.title.path, BOOK.title.prefix), BOOK.title.key, query.key, BOOK.work_readers.path, true),
+    collapse: { field: BOOK.work_id.path },
     aggs: {
       series: {
         global: {},
         aggs: {
           typed: {
-            filter: typedWords(query.key, 'series', 'series.prefix'),
+            filter: typedWords(query.key, BOOK.series.path, BOOK.series.prefix),
             aggs: {
               names: {
-                terms: { field: 'series.keyword', size: query.limit, order: { readers: 'desc' } },
+                terms: { field: BOOK.series.keyword, size: query.limit, order: { readers: 'desc' } },
                 aggs: {
-                  readers: { max: { field: 'work_readers' } },
-                  volumes: { cardinality: { field: 'work_id' } },
-                  first: { top_hits: { size: 1, sort: [{ popularity: { order: 'desc' } }], _source: ['series', 'authors'] } },
+                  readers: { max: { field: BOOK.work_readers.path } },
+                  volumes: { cardinality: { field: BOOK.work_id.path } },
+                  first: {
+                    top_hits: {
+                      size: 1,
+                      sort: [{ [BOOK.popularity.path]: { order: 'desc' } }],
+                      _source: [BOOK.series.path, BOOK.authors.path],
+                    },
+                  },
                 },
               },
             },
@@ -159,9 +167,15 @@ async function authors(elastic: Elastic, index: string, query: SuggestQuery, nam
   const response = await elastic.search<{ name: string; work_count: number; popularity: number }>({
     index,
     size: query.limit * 3,
-    _source: ['name', 'work_count', 'popularity'],
+    _source: [AUTHOR.name.path, AUTHOR.work_count.path, AUTHOR.popularity.path],
     track_total_hits: false,
-    query: ranked(typedWords(query.key, 'all_names', 'all_names.prefix'), 'name_key', query.nameKey, 'popularity', false),
+    query: ranked(
+      typedWords(query.key, AUTHOR.all_names.path, AUTHOR.all_names.prefix),
+      AUTHOR.name_key.path,
+      query.nameKey,
+      AUTHOR.popularity.path,
+      false,
+    ),
   });
   return response.hits.hits.map((hit) => {
     const author = hit._source!;

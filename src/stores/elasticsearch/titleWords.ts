@@ -1,3 +1,4 @@
+import { BOOK } from './booksIndex.js';
 import type { Elastic } from './client.js';
 
 /**
@@ -11,7 +12,7 @@ export async function knownTitleWords(elastic: Elastic, index: string, words: re
   const response = await elastic.mtermvectors({
     index,
     docs: words.map((word) => ({
-      doc: { title: word },
+      doc: { [BOOK.title.path]: word },
       fields: TITLE_FIELDS,
       term_statistics: true,
       field_statistics: false,
@@ -31,4 +32,4 @@ export async function knownTitleWords(elastic: Elastic, index: string, words: re
   return known;
 }
 
-const TITLE_FIELDS = ['title', 'title.english'];
+const TITLE_FIELDS = [BOOK.title.path, BOOK.title.english];

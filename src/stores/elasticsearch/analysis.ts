@@ -1,0 +1,61 @@
+import type { Mapping } from './indexDeclaration.js';
+
+/**
+ * What both indices share: their index settings, the analysis of people's names and of prefixes,
+ * and the mappings built from them (see booksIndex.ts, authorsIndex.ts).
+ */
+
+export const INDEX_SETTINGS = {
+  refresh_interval: '1s',
+  // How long a delete's tombstone is kept: long enough that a late write of an older version is refused (see loader/index/sync.ts).
+  gc_deletes: '1h',
+  codec: 'best_compression',
+} as const;
+
+/** Initials are one word however written: "J.R.R.", "J. R. R." and "JRR" all read as "jrr". */
+export const NAME_CHAR_FILTERS = {
+  name_periods: { type: 'pattern_replace', pattern: '\\.', replacement: ' ' },
+  name_initials: {
+    type: 'pattern_replace',
+    pattern: String.raw`(?<=(?<![\p{L}\p{M}\p{N}])\p{L}\p{M}{0,2})\s+(?=\p{L}\p{M}{0,2}(?![\p{L}\p{M}\p{N}]))`,
+    replacement: '',
+  },
+} as const;
+
+export const PREFIX_FILTER = {
+  prefix_edge_ngram: { type: 'edge_ngram', min_gram: 2, max_gram: 15, preserve_original: true },
+} as const;
+
+export const FOLDED_KEYWORD_NORMALIZER = {
+  folded_keyword: { type: 'custom', filter: ['lowercase', 'asciifolding'] },
+} as const;
+
+const NAME_CHARS = ['name_periods', 'name_initials'];
+export const PERSON_NAME_ANALYZERS = {
+  person_name: { type: 'custom', char_filter: NAME_CHARS, tokenizer: 'standard', filter: ['lowercase', 'asciifolding'] },
+  person_name_prefix: {
+    type: 'custom',
+    char_filter: NAME_CHARS,
+    tokenizer: 'standard',
+    filter: ['lowercase', 'asciifolding', 'prefix_edge_ngram'],
+  },
+} as const;
+
+/** A keyword folded to lower case and ASCII, for exact matches and sorting; longer values are not indexed. */
+export const foldedKeyword = (ignoreAbove: number): Mapping => ({
+  type: 'keyword',
+  normalizer: 'folded_keyword',
+  ignore_above: ignoreAbove,
+});
+
+/** Indexed by its word prefixes too (search as you type), searched by whole words. */
+export const prefixed = (analyzer: string): Mapping => ({ type: 'text', analyzer: `${analyzer}_prefix`, search_analyzer: analyzer });
+
+/** A person's name: its words, their prefixes, and the whole name folded. */
+export const personName = (copyTo?: string) =>
+  ({
+    type: 'text',
+    analyzer: 'person_name',
+    ...(copyTo !== undefined && { copy_to: [copyTo] }),
+    fields: { prefix: prefixed('person_name'), keyword: foldedKeyword(256) },
+  }) as const;
