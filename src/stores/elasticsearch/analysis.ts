@@ -5,15 +5,28 @@ import type { Mapping } from './indexDeclaration.js';
  * and the mappings built from them (see booksIndex.ts, authorsIndex.ts).
  */
 
-export const INDEX_SETTINGS = {
+const INDEX_SETTINGS = {
   refresh_interval: '1s',
   // How long a delete's tombstone is kept: long enough that a late write of an older version is refused (see loader/index/sync.ts).
   gc_deletes: '1h',
   codec: 'best_compression',
 } as const;
 
+type Components = Readonly<Record<string, unknown>>;
+
+/** An index's settings: the shared ones and analysis, with the index's own character filters, filters, normalizers and analyzers. */
+export const indexSettings = (own: { char_filter: Components; filter?: Components; normalizer: Components; analyzer?: Components }) => ({
+  index: INDEX_SETTINGS,
+  analysis: {
+    char_filter: { ...NAME_CHAR_FILTERS, ...own.char_filter },
+    filter: { ...PREFIX_FILTER, ...own.filter },
+    normalizer: { ...FOLDED_KEYWORD_NORMALIZER, ...own.normalizer },
+    analyzer: { ...PERSON_NAME_ANALYZERS, ...own.analyzer },
+  },
+});
+
 /** Initials are one word however written: "J.R.R.", "J. R. R." and "JRR" all read as "jrr". */
-export const NAME_CHAR_FILTERS = {
+const NAME_CHAR_FILTERS = {
   name_periods: { type: 'pattern_replace', pattern: '\\.', replacement: ' ' },
   name_initials: {
     type: 'pattern_replace',
@@ -22,11 +35,15 @@ export const NAME_CHAR_FILTERS = {
   },
 } as const;
 
-export const PREFIX_FILTER = {
+const PREFIX_FILTER = {
   prefix_edge_ngram: { type: 'edge_ngram', min_gram: 2, max_gram: 15, preserve_original: true },
 } as const;
 
-export const FOLDED_KEYWORD_NORMALIZER = {
+/** A normalizer that folds to lower case and ASCII after the character filters named. */
+export const foldingNormalizer = (charFilters: readonly string[]) =>
+  ({ type: 'custom', char_filter: charFilters, filter: ['lowercase', 'asciifolding'] }) as const;
+
+const FOLDED_KEYWORD_NORMALIZER = {
   folded_keyword: { type: 'custom', filter: ['lowercase', 'asciifolding'] },
 } as const;
 

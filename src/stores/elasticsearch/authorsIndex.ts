@@ -1,13 +1,5 @@
 import { authorKey } from '../../domain/names.js';
-import {
-  FOLDED_KEYWORD_NORMALIZER,
-  INDEX_SETTINGS,
-  NAME_CHAR_FILTERS,
-  PERSON_NAME_ANALYZERS,
-  PREFIX_FILTER,
-  personName,
-  prefixed,
-} from './analysis.js';
+import { foldingNormalizer, indexSettings, personName, prefixed } from './analysis.js';
 import { declareIndex, fieldNames, finished } from './indexDeclaration.js';
 
 /**
@@ -15,28 +7,17 @@ import { declareIndex, fieldNames, finished } from './indexDeclaration.js';
  * the author's row, and `s`, the count and popularity of their live books' works.
  */
 export const AUTHORS_INDEX = declareIndex({
-  settings: {
-    index: INDEX_SETTINGS,
-    analysis: {
-      char_filter: {
-        ...NAME_CHAR_FILTERS,
-        // name_key: the name as authorKey() of src/domain/names.ts writes it.
-        name_key_apostrophes: { type: 'pattern_replace', pattern: "['’]", replacement: '' },
-        name_key_punct: { type: 'pattern_replace', pattern: String.raw`[^\p{L}\p{M}\p{N}\s]+`, replacement: ' ' },
-        name_key_spaces: { type: 'pattern_replace', pattern: String.raw`^\s+|\s+$|\s+(?=\s)`, replacement: '' },
-      },
-      filter: PREFIX_FILTER,
-      normalizer: {
-        ...FOLDED_KEYWORD_NORMALIZER,
-        name_key: {
-          type: 'custom',
-          char_filter: ['name_periods', 'name_initials', 'name_key_apostrophes', 'name_key_punct', 'name_key_spaces'],
-          filter: ['lowercase', 'asciifolding'],
-        },
-      },
-      analyzer: PERSON_NAME_ANALYZERS,
+  settings: indexSettings({
+    char_filter: {
+      // name_key: the name as authorKey() of src/domain/names.ts writes it.
+      name_key_apostrophes: { type: 'pattern_replace', pattern: "['’]", replacement: '' },
+      name_key_punct: { type: 'pattern_replace', pattern: String.raw`[^\p{L}\p{M}\p{N}\s]+`, replacement: ' ' },
+      name_key_spaces: { type: 'pattern_replace', pattern: String.raw`^\s+|\s+$|\s+(?=\s)`, replacement: '' },
     },
-  },
+    normalizer: {
+      name_key: foldingNormalizer(['name_periods', 'name_initials', 'name_key_apostrophes', 'name_key_punct', 'name_key_spaces']),
+    },
+  }),
   fields: {
     id: { mapping: { type: 'keyword' }, from: { sql: 'a.id' } },
     name: { mapping: personName('all_names'), from: { sql: 'a.name' } },

@@ -1,15 +1,6 @@
 import { PRIOR_MEAN, PRIOR_RATINGS } from '../../domain/ratings.js';
 import { distinctSubjects } from '../../domain/subjects.js';
-import {
-  FOLDED_KEYWORD_NORMALIZER,
-  INDEX_SETTINGS,
-  NAME_CHAR_FILTERS,
-  PERSON_NAME_ANALYZERS,
-  PREFIX_FILTER,
-  foldedKeyword,
-  personName,
-  prefixed,
-} from './analysis.js';
+import { foldedKeyword, foldingNormalizer, indexSettings, personName, prefixed, PERSON_NAME_ANALYZERS } from './analysis.js';
 import { declareIndex, fieldNames, finished, type Mapping } from './indexDeclaration.js';
 
 /**
@@ -35,52 +26,37 @@ const titleKey: Mapping = { type: 'keyword', normalizer: 'title_key', ignore_abo
 const shownOnly: Mapping = { type: 'keyword', index: false };
 
 export const BOOKS_INDEX = declareIndex({
-  settings: {
-    index: INDEX_SETTINGS,
-    analysis: {
-      char_filter: {
-        ...NAME_CHAR_FILTERS,
-        isbn_chars: { type: 'pattern_replace', pattern: '[^0-9Xx]', replacement: '' },
-        // title_key: a title as titleKey() of src/domain/titles.ts writes it.
-        key_ampersand: { type: 'pattern_replace', pattern: '&', replacement: ' and ' },
-        key_joining_punctuation: { type: 'pattern_replace', pattern: "['\u2019\u02bc.]", replacement: '' },
-        key_punctuation: { type: 'pattern_replace', pattern: String.raw`[^\p{L}\p{N}]+`, replacement: ' ' },
-        key_trim: { type: 'pattern_replace', pattern: '^ +| +$', replacement: '' },
-        key_leading_article: { type: 'pattern_replace', pattern: '^(?i)(?:the|a|an) (?=.)', replacement: '' },
-      },
-      filter: {
-        ...PREFIX_FILTER,
-        english_possessive: { type: 'stemmer', language: 'possessive_english' },
-        english_stop: { type: 'stop', stopwords: '_english_' },
-        english_stemmer: { type: 'stemmer', language: 'english' },
-      },
-      normalizer: {
-        ...FOLDED_KEYWORD_NORMALIZER,
-        title_key: {
-          type: 'custom',
-          char_filter: ['key_ampersand', 'key_joining_punctuation', 'key_punctuation', 'key_trim', 'key_leading_article'],
-          filter: ['lowercase', 'asciifolding'],
-        },
-        isbn: { type: 'custom', char_filter: ['isbn_chars'], filter: ['lowercase'] },
-      },
-      analyzer: {
-        folded: { type: 'custom', tokenizer: 'standard', filter: ['lowercase', 'asciifolding'] },
-        folded_prefix: { type: 'custom', tokenizer: 'standard', filter: ['lowercase', 'asciifolding', 'prefix_edge_ngram'] },
-        ...PERSON_NAME_ANALYZERS,
-        folded_english: {
-          type: 'custom',
-          tokenizer: 'standard',
-          filter: ['english_possessive', 'lowercase', 'asciifolding', 'english_stop', 'english_stemmer'],
-        },
-        free_text: {
-          type: 'custom',
-          char_filter: ['name_periods', 'name_initials'],
-          tokenizer: 'standard',
-          filter: ['lowercase', 'asciifolding'],
-        },
-      },
+  settings: indexSettings({
+    char_filter: {
+      isbn_chars: { type: 'pattern_replace', pattern: '[^0-9Xx]', replacement: '' },
+      // title_key: a title as titleKey() of src/domain/titles.ts writes it.
+      key_ampersand: { type: 'pattern_replace', pattern: '&', replacement: ' and ' },
+      key_joining_punctuation: { type: 'pattern_replace', pattern: "['\u2019\u02bc.]", replacement: '' },
+      key_punctuation: { type: 'pattern_replace', pattern: String.raw`[^\p{L}\p{N}]+`, replacement: ' ' },
+      key_trim: { type: 'pattern_replace', pattern: '^ +| +$', replacement: '' },
+      key_leading_article: { type: 'pattern_replace', pattern: '^(?i)(?:the|a|an) (?=.)', replacement: '' },
     },
-  },
+    filter: {
+      english_possessive: { type: 'stemmer', language: 'possessive_english' },
+      english_stop: { type: 'stop', stopwords: '_english_' },
+      english_stemmer: { type: 'stemmer', language: 'english' },
+    },
+    normalizer: {
+      title_key: foldingNormalizer(['key_ampersand', 'key_joining_punctuation', 'key_punctuation', 'key_trim', 'key_leading_article']),
+      isbn: { type: 'custom', char_filter: ['isbn_chars'], filter: ['lowercase'] },
+    },
+    analyzer: {
+      folded: { type: 'custom', tokenizer: 'standard', filter: ['lowercase', 'asciifolding'] },
+      folded_prefix: { type: 'custom', tokenizer: 'standard', filter: ['lowercase', 'asciifolding', 'prefix_edge_ngram'] },
+      folded_english: {
+        type: 'custom',
+        tokenizer: 'standard',
+        filter: ['english_possessive', 'lowercase', 'asciifolding', 'english_stop', 'english_stemmer'],
+      },
+      // Free text holds names: initials are joined as in person_name.
+      free_text: PERSON_NAME_ANALYZERS.person_name,
+    },
+  }),
   fields: {
     id: { mapping: { type: 'keyword' }, from: { sql: 'b.id' } },
     work_id: { mapping: { type: 'keyword' }, from: { sql: 'b.work_id' } },
