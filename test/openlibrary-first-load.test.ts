@@ -195,42 +195,49 @@ test('a set-based import over a catalogue that holds Open Library records re-imp
 
 // What a first load says as it ends each step (loader/import/openlibrary/firstLoad.ts), in order. A kill
 // right after one lands in the step after it: after "catalogue tables", in the change feed's append;
-// after "work popularity", in the commit.
-const FIRST_LOAD_STEPS = [
+// after the last step, in the commit. Into an empty catalogue the tables are built aside: their
+// indexes after the change feed, and their swap into the live ones' place before the commit.
+const stepsOfFirstLoad = (aside: boolean) => [
   'staging',
   'newest revision of each key',
   'repeated ISBNs',
   'redirects and placeholders',
   'catalogue tables',
   'change feed',
+  ...(aside ? ['indexes'] : []),
   'statistics',
   'record path',
   'work popularity',
+  ...(aside ? ['swap'] : []),
 ];
 
-test('kill -9 at any moment of a first load leaves the catalogue as it was or wholly loaded, the API answering from it meanwhile, and a rerun loads it', async (t) => {
-  const { files } = await generateOpenLibrary({ editions: 1000, seed: 5 }, join(scratch, 'killed'));
+const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbooks') => {
+  const { files } = await generateOpenLibrary({ editions: 1000, seed: 5 }, join(scratch, `killed-${catalogue}`));
   const order = [files.authors, files.works, files.editions];
   const args = ['import', 'openlibrary', '--method', 'set-based', ...order];
+  const steps = stepsOfFirstLoad(catalogue === 'empty');
+  const [appending, committing] = ['catalogue tables', steps.at(-1)!];
   const clean = await createWorld();
   const killed = await createWorld();
   const server = await startTestServer(killed);
   try {
-    for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
+    if (catalogue === 'with goodbooks') for (const world of [clean, killed]) await importFile(world, 'goodbooks', GOODBOOKS_300);
     await load(clean, order, 'set-based');
     const loaded = await catalogueFingerprint(clean.db);
     const before = await catalogueFingerprint(killed.db);
     const { auth } = await newKey(killed);
+    // Books not asked for before, so the answer comes from PostgreSQL rather than the response cache; none in an empty catalogue.
     const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 4');
+    const expected = books.length > 0 ? 200 : 404;
+    const bookAsked = (index: number) => books[index]?.id ?? `bk_00000000000${index}`;
     // Its sessions are named, so the test can wait until PostgreSQL has ended the killed load's work.
     const name = `killed-first-load-${killed.name}`;
     const endings: string[] = [];
     // The change feed's append and the commit every run, two other steps chosen at random: over runs, every step.
-    const others = FIRST_LOAD_STEPS.filter((step) => step !== 'catalogue tables' && step !== 'work popularity');
-    const chosen = new Set(['catalogue tables', 'work popularity']);
+    const others = steps.filter((step) => step !== appending && step !== committing);
+    const chosen = new Set([appending, committing]);
     while (chosen.size < 4) chosen.add(others[Math.floor(Math.random() * others.length)]!);
-    const steps = FIRST_LOAD_STEPS.filter((step) => chosen.has(step));
-    for (const [index, step] of steps.entries()) {
+    for (const [index, step] of steps.filter((step) => chosen.has(step)).entries()) {
       const child = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), ...args], {
         env: { ...killed.env, PGAPPNAME: name },
         cwd: projectPath(),
@@ -248,14 +255,13 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was or wh
         setTimeout(() => resolve(false), 60_000).unref();
       });
       t.true(reported, `${step} not reported; the load said:\n${said.join('\n')}`);
-      // A book not asked for before, so the answer comes from PostgreSQL rather than the response cache.
-      const answer = fetch(`${server.url}/v1/books/${books[index]!.id}`, { headers: auth });
+      const answer = fetch(`${server.url}/v1/books/${bookAsked(index)}`, { headers: auth });
       // A moment of its own in the step that follows.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
       t.is(child.exitCode, null, `${step}: the load had ended before the kill`);
       child.kill('SIGKILL');
       t.is(await exited, 'SIGKILL', `${step}: the kill ended a running load`);
-      t.is((await answer).status, 200, `${step}: the API answers during the load`);
+      t.is((await answer).status, expected, `${step}: the API answers from the catalogue as it was during the load`);
       // A backend does not notice at once that its client is gone: wait until it has rolled back (or committed).
       t.true(
         await eventually(
@@ -268,7 +274,7 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was or wh
       const ending = isDeepStrictEqual(after, before) ? 'as it was' : isDeepStrictEqual(after, loaded) ? 'loaded' : 'neither';
       endings.push(`${step}: ${ending}`);
       // Only the kill that can land in or after the commit may find the load done.
-      t.deepEqual(after, step === 'work popularity' && ending === 'loaded' ? loaded : before, step);
+      t.deepEqual(after, step === committing && ending === 'loaded' ? loaded : before, step);
     }
     t.log(endings.join('; '));
     const rerun = await runCli(killed.env, args);
@@ -278,6 +284,46 @@ test('kill -9 at any moment of a first load leaves the catalogue as it was or wh
     await server.stop();
     await clean.destroy();
     await killed.destroy();
+  }
+});
+
+test(
+  'kill -9 at any moment of a first load into an empty catalogue, built aside, leaves it empty or wholly loaded, the API answering from it meanwhile, and a rerun loads it',
+  killedFirstLoad,
+  'empty',
+);
+test(
+  "kill -9 at any moment of a first load beside another source's books leaves the catalogue as it was or wholly loaded, the API answering from it meanwhile, and a rerun loads it",
+  killedFirstLoad,
+  'with goodbooks',
+);
+
+// The definitions of the catalogue's tables as PostgreSQL holds them: columns, constraints, indexes, triggers, dependants.
+async function catalogueDefinitions(world: TestWorld): Promise<Record<string, unknown>[]> {
+  const { rows } = await world.db.query<Record<string, unknown>>(
+    `select c.relname, c.reloptions,
+            (select array_agg(format('%s %s %s %s', a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) order by a.attnum)
+               from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+              where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns,
+            (select array_agg(k.conname || ' ' || pg_get_constraintdef(k.oid) order by k.conname) from pg_constraint k where k.conrelid = c.oid) as constraints,
+            (select array_agg(pg_get_indexdef(i.indexrelid) order by pg_get_indexdef(i.indexrelid)) from pg_index i where i.indrelid = c.oid) as indexes,
+            (select array_agg(pg_get_triggerdef(g.oid) order by g.tgname) from pg_trigger g where g.tgrelid = c.oid and not g.tgisinternal) as triggers,
+            (select array_agg(k.conrelid::regclass::text || ' ' || k.conname order by k.conname) from pg_constraint k where k.confrelid = c.oid) as referenced_by
+       from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' order by 1`,
+  );
+  return rows;
+}
+
+test('a first load into an empty catalogue leaves its tables, once swapped in, defined as the migrations made them', async (t) => {
+  const world = await createWorld();
+  try {
+    const migrated = await catalogueDefinitions(world);
+    await load(world, SAMPLE, 'set-based');
+    t.true((await world.db.query('select 1 from books')).rows.length > 0);
+    t.deepEqual(await catalogueDefinitions(world), migrated);
+    t.deepEqual((await world.db.query("select 1 from pg_namespace where nspname = 'catalogue_aside'")).rows, []);
+  } finally {
+    await world.destroy();
   }
 });
 

@@ -3,10 +3,13 @@ import { availableParallelism } from 'node:os';
 import type { OlRecord } from '../../../src/domain/openlibrary.js';
 import type { PoolClient } from '../../../src/stores/postgres/pool.js';
 import { createProgress } from '../../index/progress.js';
+import { indexAside, setAside, swapIn } from '../../stores/postgres/catalogueAside.js';
 import {
   analyzeCatalogue,
   beginFirstLoad,
+  CATALOGUE_TABLES,
   claimFirstLoad,
+  emptyStaging,
   keepNewest,
   recordInserts,
   resolveReferences,
@@ -58,6 +61,9 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
   try {
     await beginFirstLoad(client);
     if (!(await claimFirstLoad(client))) return null;
+    // An empty catalogue is built aside and swapped in at the end; one with other sources' books, in place.
+    const aside = await setAside(client, CATALOGUE_TABLES);
+    say(aside ? `building ${aside.tables.join(', ')} aside` : 'writing into the catalogue in place');
     const started = performance.now();
     const reports: ImportReport[] = [];
     const pool = new StagePool(options.stageWorkers ?? ((await totalBytes(paths)) < WORTH_WORKERS ? 0 : availableParallelism()));
@@ -89,20 +95,27 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     );
     await timed(
       'catalogue tables',
-      () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }),
-      () => 'written',
+      () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }, aside !== null),
+      () => (aside ? 'written aside' : 'written'),
     );
     await timed(
       'change feed',
       () => recordInserts(client),
       (count) => `${count} inserts`,
     );
+    await countStaged(client, reports);
+    await emptyStaging(client);
+    if (aside)
+      await timed(
+        'indexes',
+        () => indexAside(client, aside),
+        () => `${aside.builds.length} built`,
+      );
     await timed(
       'statistics',
       () => analyzeCatalogue(client),
       () => 'analyzed',
     );
-    await countStaged(client, reports);
     const touched = await timed(
       'record path',
       () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH),
@@ -114,6 +127,12 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
       () => deriveWorkPopularityIn(client),
       ({ works, changed }) => `${works} works, ${changed} books of others updated`,
     );
+    if (aside)
+      await timed(
+        'swap',
+        () => swapIn(client, aside),
+        () => `${aside.tables.length} tables in place of the empty ones`,
+      );
     await timed(
       'commit',
       () => client.query('commit'),

@@ -235,16 +235,20 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
   return rows[0]!.n;
 }
 
+/** The tables a first load writes with one statement each (see writeCatalogue). */
+export const CATALOGUE_TABLES = ['authors', 'works', 'books', 'book_authors', 'external_ids', 'openlibrary_records'];
+
 /**
  * The catalogue's rows: authors, works, books, credits, external identifiers, Open Library keys.
- * Where the role may, foreign keys are checked once per constraint after the writes (see
+ * Into tables set aside (see catalogueAside.ts), which have no indexes or foreign keys yet; into the
+ * live ones, where the role may, foreign keys are checked once per constraint after the writes (see
  * checkReferences) rather than by a trigger per row; nothing else fires on these tables. Rows go in
- * in the order of each table's primary key: its pages fill one after another, where a B-tree filled
- * in random order ends about a third larger.
+ * in the order of each table's primary key: its pages fill one after another (and an index built
+ * over them reads them in order, where a B-tree filled in random order ends about a third larger).
  */
-export async function writeCatalogue(client: PoolClient, prefixes: { work: string; author: string }): Promise<void> {
+export async function writeCatalogue(client: PoolClient, prefixes: { work: string; author: string }, aside: boolean): Promise<void> {
   const { rows } = await client.query<{ may: boolean }>("select has_parameter_privilege('session_replication_role', 'set') as may");
-  const checkAfter = rows[0]!.may;
+  const checkAfter = !aside && rows[0]!.may;
   if (checkAfter) await client.query('set local session_replication_role = replica');
   await client.query(
     `insert into authors (id, name_key, name, bio, birth_date, death_date, alternate_names)
@@ -342,6 +346,14 @@ export async function recordInserts(client: PoolClient): Promise<number> {
      order by ord, part`,
   );
   return rowCount ?? 0;
+}
+
+/**
+ * Empties the staging tables once the catalogue tables are written from them: created in this
+ * transaction, they give their disk back at once (a drop would keep it until the commit).
+ */
+export async function emptyStaging(client: PoolClient): Promise<void> {
+  await client.query('truncate ol_stage, ol_redirect, ol_reference, ol_target, ol_placeholder');
 }
 
 /** Planner statistics of the tables a load grew (inside the transaction: the leftovers' lookups need them). */
