@@ -35,7 +35,10 @@ function* chunks(columns: readonly string[], rows: readonly object[]): Generator
 /** Rows as lines of COPY's text format. */
 export function copyLines(columns: readonly string[], rows: readonly object[]): string {
   let text = '';
-  for (const row of rows) text += `${columns.map((column) => field((row as Record<string, unknown>)[column])).join('\t')}\n`;
+  for (const row of rows) {
+    for (const [at, column] of columns.entries()) text += (at === 0 ? '' : '\t') + field((row as Record<string, unknown>)[column]);
+    text += '\n';
+  }
   return text;
 }
 
@@ -47,6 +50,7 @@ const escaped = (text: string): string => text.replace(SPECIAL, (character) => E
 function field(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (Array.isArray(value)) return escaped(`{${value.map((element) => `"${String(element).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return escaped(String(value));
+  if (typeof value === 'string') return escaped(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   throw new TypeError(`a ${typeof value} has no COPY text form here`);
 }
