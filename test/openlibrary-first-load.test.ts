@@ -193,17 +193,19 @@ test('a set-based import over a catalogue that holds Open Library records re-imp
   }
 });
 
-// What a first load says as it ends each step (loader/import/openlibrary/firstLoad.ts), in order. A kill
-// right after one lands in the step after it: after "catalogue tables", in the change feed's append;
-// after the last step, in the commit. Into an empty catalogue the tables are built aside: their
-// indexes after the change feed, and their swap into the live ones' place before the commit.
+// What a first load says as it ends each step (loader/import/openlibrary/firstLoad.ts), in order: its
+// authors and works part, then its editions part. A kill right after one lands in the step after it:
+// after the editions' "catalogue tables", in the change feed's append; after the last step, in the
+// commit. Into an empty catalogue the tables are built aside: their indexes after the editions, and
+// their swap into the live ones' place before the commit.
 const stepsOfFirstLoad = (aside: boolean) => [
   'staging',
-  'newest revision of each key',
-  'repeated ISBNs',
-  'redirects and placeholders',
-  'catalogue tables',
-  'change feed',
+  ...['authors and works', 'editions'].flatMap((part) => [
+    `${part}: newest revision of each key`,
+    ...(part === 'editions' ? [`${part}: repeated ISBNs`, `${part}: redirects and placeholders`] : []),
+    `${part}: catalogue tables`,
+    `${part}: change feed`,
+  ]),
   ...(aside ? ['indexes'] : []),
   'statistics',
   'record path',
@@ -216,7 +218,7 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
   const order = [files.authors, files.works, files.editions];
   const args = ['import', 'openlibrary', '--method', 'set-based', ...order];
   const steps = stepsOfFirstLoad(catalogue === 'empty');
-  const [appending, committing] = ['catalogue tables', steps.at(-1)!];
+  const [appending, committing] = ['editions: catalogue tables', steps.at(-1)!];
   const clean = await createWorld();
   const killed = await createWorld();
   const server = await startTestServer(killed);

@@ -11,18 +11,21 @@ import {
   claimFirstLoad,
   emptyStaging,
   keepNewest,
+  partOfLine,
   recordInserts,
   resolveReferences,
   routeIsbnsTaken,
   stageRecords,
-  writeCatalogue,
+  writeAuthorsAndWorks,
+  writeEditions,
+  type StagePart,
 } from '../../stores/postgres/openlibraryFirstLoad.js';
 import { deriveWorkPopularityIn } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecordsIn } from './apply.js';
 import { olNameKey, olWorkKey } from './keys.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
-import { StagePool, type StagedChunk } from './stage.js';
+import { StagePool, type StagedChunk, type StageJob } from './stage.js';
 import { OL_BATCH, type OlImportOptions } from './options.js';
 import { forgetCached, type OlStores } from './stores.js';
 
@@ -65,46 +68,59 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
     const aside = await setAside(client, CATALOGUE_TABLES);
     say(aside ? `building ${aside.tables.join(', ')} aside` : 'writing into the catalogue in place');
     const started = performance.now();
-    const reports: ImportReport[] = [];
-    const pool = new StagePool(options.stageWorkers ?? ((await totalBytes(paths)) < WORTH_WORKERS ? 0 : availableParallelism()));
-    try {
-      for (const [file, path] of paths.entries()) reports.push(await stageFile(client, pool, path, file, options));
-    } finally {
-      await pool.close();
-    }
     const timed = async <T>(phase: string, work: () => Promise<T>, describe: (result: T) => string): Promise<T> => {
       const start = performance.now();
       const result = await work();
       say(`${phase}: ${describe(result)} in ${((performance.now() - start) / 1000).toFixed(1)} s`);
       return result;
     };
-    await timed(
-      'newest revision of each key',
-      () => keepNewest(client),
-      ({ dropped, stagedBytes }) => `${dropped} older records of repeated keys left out (staged ${Math.round(stagedBytes / 2 ** 20)} MB)`,
-    );
-    const routed = await timed(
-      'repeated ISBNs',
-      () => routeIsbnsTaken(client),
-      (lines) => `${lines.length} editions left to the record path`,
-    );
-    await timed(
-      'redirects and placeholders',
-      () => resolveReferences(client),
-      (made) => `${made} placeholders`,
-    );
-    await timed(
-      'catalogue tables',
-      () => writeCatalogue(client, { work: olWorkKey(''), author: olNameKey('') }, aside !== null),
-      () => (aside ? 'written aside' : 'written'),
-    );
-    await timed(
-      'change feed',
-      () => recordInserts(client),
-      (count) => `${count} inserts`,
-    );
-    await countStaged(client, reports);
-    await emptyStaging(client);
+    const reports = paths.map((path) => emptyReport(path));
+    const pool = new StagePool(options.stageWorkers ?? ((await totalBytes(paths)) < WORTH_WORKERS ? 0 : availableParallelism()));
+    let routed: { file: number; line: number }[] = [];
+    try {
+      // Files with lines of edition keys, read again for the second part.
+      const withEditions = new Set<number>();
+      for (const part of ['authors and works', 'editions'] as const) {
+        for (const [file, path] of paths.entries())
+          if (part === 'authors and works' || withEditions.has(file))
+            if (await stageFile(client, pool, { path, file, part, report: reports[file]! }, options)) withEditions.add(file);
+        await timed(
+          `${part}: newest revision of each key`,
+          () => keepNewest(client),
+          ({ dropped, stagedBytes }) =>
+            `${dropped} older records of repeated keys left out (staged ${Math.round(stagedBytes / 2 ** 20)} MB)`,
+        );
+        if (part === 'editions') {
+          routed = await timed(
+            `${part}: repeated ISBNs`,
+            () => routeIsbnsTaken(client),
+            (lines) => `${lines.length} editions left to the record path`,
+          );
+          await timed(
+            `${part}: redirects and placeholders`,
+            () => resolveReferences(client),
+            (made) => `${made} placeholders`,
+          );
+        }
+        await timed(
+          `${part}: catalogue tables`,
+          () =>
+            part === 'editions'
+              ? writeEditions(client, { work: olWorkKey(''), author: olNameKey('') }, aside !== null)
+              : writeAuthorsAndWorks(client, aside !== null),
+          () => (aside ? 'written aside' : 'written'),
+        );
+        await timed(
+          `${part}: change feed`,
+          () => recordInserts(client, part),
+          (count) => `${count} inserts`,
+        );
+        await countStaged(client, reports);
+        await emptyStaging(client, part);
+      }
+    } finally {
+      await pool.close();
+    }
     if (aside)
       await timed(
         'indexes',
@@ -150,13 +166,23 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
   }
 }
 
-/** One file into the staging table, in one COPY, its lines read and mapped by the pool meanwhile. */
-async function stageFile(client: PoolClient, pool: StagePool, path: string, file: number, options: OlImportOptions): Promise<ImportReport> {
-  const report = emptyReport(path);
+/**
+ * The lines of one file that belong to `part` into the staging table, in one COPY, read and mapped by
+ * the pool meanwhile; answers whether the file has lines of the other part.
+ */
+async function stageFile(
+  client: PoolClient,
+  pool: StagePool,
+  { path, file, part, report }: { path: string; file: number; part: StagePart; report: ImportReport },
+  options: OlImportOptions,
+): Promise<boolean> {
   const size = (await stat(path)).size;
   const { lines, bytesRead } = dumpLines(path);
   const progress =
-    options.progress === false ? null : createProgress({ label: `${LABEL}: staging ${report.source}`, total: 0, unit: 'records' });
+    options.progress === false
+      ? null
+      : createProgress({ label: `${LABEL}: staging ${part} of ${report.source}`, total: 0, unit: 'records' });
+  let others = false;
   async function* staged(): AsyncGenerator<string> {
     // Chunks being staged, oldest first: taken in order, so the table and the report keep file order.
     const pending: Promise<StagedChunk>[] = [];
@@ -168,22 +194,25 @@ async function stageFile(client: PoolClient, pool: StagePool, path: string, file
       progress?.add(chunk.tally.imported);
       return chunk.copy;
     };
-    let chunk: string[] = [];
-    let firstLine = 1;
+    let chunk: StageJob = { file, lines: [], numbers: [] };
     for await (const { line, text } of lines) {
-      if (chunk.length === 0) firstLine = line;
-      chunk.push(text);
-      if (chunk.length < STAGE_CHUNK) continue;
-      pending.push(pool.run({ file, firstLine, lines: chunk }));
-      chunk = [];
+      if (partOfLine(text) !== part) {
+        others = true;
+        continue;
+      }
+      chunk.lines.push(text);
+      chunk.numbers.push(line);
+      if (chunk.lines.length < STAGE_CHUNK) continue;
+      pending.push(pool.run(chunk));
+      chunk = { file, lines: [], numbers: [] };
       if (pending.length >= IN_FLIGHT) yield await taken();
     }
-    if (chunk.length > 0) pending.push(pool.run({ file, firstLine, lines: chunk }));
+    if (chunk.lines.length > 0) pending.push(pool.run(chunk));
     while (pending.length > 0) yield await taken();
   }
   await stageRecords(client, staged());
   progress?.finish();
-  return report;
+  return others;
 }
 
 async function countStaged(client: PoolClient, reports: ImportReport[]): Promise<void> {

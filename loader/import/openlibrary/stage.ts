@@ -18,9 +18,9 @@ import { emptyReport, tally } from './dump.js';
 
 export interface StageJob {
   file: number;
-  /** The number of the chunk's first line in its file. */
-  firstLine: number;
   lines: string[];
+  /** The number of each line in its file. */
+  numbers: number[];
 }
 
 export interface StagedChunk {
@@ -36,7 +36,7 @@ export function stageLines(job: StageJob): StagedChunk {
   const report = emptyReport('');
   const rows: StagedRecord[] = [];
   for (const [index, text] of job.lines.entries()) {
-    const line = job.firstLine + index;
+    const line = job.numbers[index]!;
     const record = tally(report, line, parseOlLine(text));
     if (!record) continue;
     report.imported += 1;

@@ -171,12 +171,82 @@ export async function routeIsbnsTaken(client: PoolClient): Promise<{ file: numbe
   return rows;
 }
 
+/**
+ * A load comes in two parts, each staged, written and emptied before the next is staged, so that the
+ * staging table holds one part at a time: the records of author and work keys (authors, works, and
+ * their redirects and deletes), then those of edition keys. Editions need the first part's entities
+ * and redirects; the first part needs nothing of theirs but the placeholders they make.
+ */
+export type StagePart = 'authors and works' | 'editions';
+
+/** The part a dump line's records belong to, from its key column (`/type/edition<TAB>/books/OL1M<TAB>...`); a line without one, to the first. */
+export const partOfLine = (text: string): StagePart =>
+  text.startsWith('/books/', text.indexOf('\t') + 1) ? 'editions' : 'authors and works';
+
 // The key a reference lands on: one join per redirect followed, the last one found wins.
 const HOPS = Array.from({ length: MAX_REDIRECT_HOPS }, (_, at) => at + 1);
 const REDIRECT_HOPS = HOPS.map(
   (hop) => `left join ol_redirect h${hop} on h${hop}.key = ${hop === 1 ? 'r.key' : `h${hop - 1}.redirect_to`}`,
 ).join('\n');
 const LANDING = `coalesce(${HOPS.map((hop) => `h${HOPS.length + 1 - hop}.redirect_to`).join(', ')}, r.key)`;
+
+/** The tables a first load writes with one statement each (see writeAuthorsAndWorks, writeEditions). */
+export const CATALOGUE_TABLES = ['authors', 'works', 'books', 'book_authors', 'external_ids', 'openlibrary_records'];
+
+/**
+ * Writes go to tables set aside (see catalogueAside.ts), which have no indexes or foreign keys yet;
+ * to the live ones, where the role may, with the foreign keys checked once per constraint after the
+ * writes (see checkReferences) rather than by a trigger per row; nothing else fires on these tables.
+ * Answers whether they are to be checked.
+ */
+async function beginWrites(client: PoolClient, aside: boolean): Promise<boolean> {
+  const { rows } = await client.query<{ may: boolean }>("select has_parameter_privilege('session_replication_role', 'set') as may");
+  const checkAfter = !aside && rows[0]!.may;
+  if (checkAfter) await client.query('set local session_replication_role = replica');
+  return checkAfter;
+}
+
+/**
+ * The first part's rows: authors, works, the authors' external identifiers, the Open Library keys
+ * of all (records, redirects, deletes). Its redirects stay for the editions' references (ol_redirect).
+ * Rows go in in the order of each table's primary key: its pages fill one after another (and an
+ * index built over them reads them in order, where a B-tree filled in random order ends about a
+ * third larger).
+ */
+export async function writeAuthorsAndWorks(client: PoolClient, aside: boolean): Promise<void> {
+  await client.query(
+    `create temp table ol_redirect on commit drop as
+       select key, redirect_to from ol_stage where type = 'redirect'`,
+  );
+  await client.query('alter table ol_redirect add primary key (key)');
+  await client.query('analyze ol_redirect');
+  const checkAfter = await beginWrites(client, aside);
+  await client.query(
+    `insert into authors (id, name_key, name, bio, birth_date, death_date, alternate_names)
+     select id, entity_key, name, bio, birth_date, death_date, alternate_names from ol_stage where type = 'author' order by 1`,
+  );
+  await client.query(
+    `insert into works (id, work_key, title, subtitle, kind, subjects, description, original_year, cover_url)
+     select id, entity_key, title, subtitle, work_kind, subjects, description, year, cover_url from ol_stage where type = 'work' order by 1`,
+  );
+  await writeExternalIds(client);
+  await client.query(
+    `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
+     select key, revision, case when type in ('author', 'work') then 'record' else type end::openlibrary_state,
+            id, digest, redirect_to from ol_stage
+     order by 1`,
+  );
+  if (checkAfter) await client.query('set local session_replication_role = origin');
+}
+
+async function writeExternalIds(client: PoolClient): Promise<void> {
+  await client.query(
+    `insert into external_ids (entity_id, scheme, value)
+     select distinct s.id, x.scheme, x.value from ol_stage s cross join unnest(s.id_schemes, s.id_values) as x(scheme, value)
+      where s.type in ('author', 'edition') and not s.routed
+     order by 1, 2, 3`,
+  );
+}
 
 /**
  * Every work and author key an edition names, resolved as the record path resolves it: through at
@@ -187,24 +257,19 @@ const LANDING = `coalesce(${HOPS.map((hop) => `h${HOPS.length + 1 - hop}.redirec
  */
 export async function resolveReferences(client: PoolClient): Promise<number> {
   await client.query(
-    `create temp table ol_redirect on commit drop as
-       select key, redirect_to from ol_stage where type = 'redirect'`,
-  );
-  await client.query('alter table ol_redirect add primary key (key)');
-  await client.query(
     `create temp table ol_reference on commit drop as
        select distinct key from (
          select work_key as key from ol_stage where type = 'edition' and work_key is not null
          union all select unnest(author_keys) from ol_stage where type = 'edition') named`,
   );
-  await client.query('analyze ol_redirect, ol_reference');
+  await client.query('analyze ol_reference');
   await client.query(
     `create temp table ol_target on commit drop as
-       select l.key, l.landing, s.id as entity_id
+       select l.key, l.landing, k.entity_id
          from (select r.key, ${LANDING} as landing
                  from ol_reference r
                  ${REDIRECT_HOPS}) l
-         left join ol_stage s on s.key = l.landing and s.type in ('author', 'work')`,
+         left join openlibrary_records k on k.key = l.landing and k.state = 'record'`,
   );
   // Landing keys without a record: one placeholder each, with what the first edition naming it says.
   // Its kind is its key's: only a key ending with olKeySuffix('author') may name an edition's author.
@@ -212,10 +277,10 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
     `create temp table ol_placeholder on commit drop as
        select p.landing as key, case when p.landing like $1 then 'author' else 'work' end as kind,
               new_entity_id(case when p.landing like $1 then $2 else $3 end) as id,
-              coalesce(s.revision, 0) as revision, case when s.type = 'delete' then 'delete' else 'pending' end as state,
-              null::text as title, null::text as work_kind
+              coalesce(k.revision, 0) as revision, case when k.state = 'delete' then 'delete' else 'pending' end as state,
+              k.key is not null as known, null::text as title, null::text as work_kind
          from (select distinct landing from ol_target where entity_id is null) p
-         left join ol_stage s on s.key = p.landing`,
+         left join openlibrary_records k on k.key = p.landing`,
     [`%${olKeySuffix('author')}`, idPrefix('author'), idPrefix('work')],
   );
   await client.query('alter table ol_placeholder add primary key (key)');
@@ -235,33 +300,21 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
   return rows[0]!.n;
 }
 
-/** The tables a first load writes with one statement each (see writeCatalogue). */
-export const CATALOGUE_TABLES = ['authors', 'works', 'books', 'book_authors', 'external_ids', 'openlibrary_records'];
-
 /**
- * The catalogue's rows: authors, works, books, credits, external identifiers, Open Library keys.
- * Into tables set aside (see catalogueAside.ts), which have no indexes or foreign keys yet; into the
- * live ones, where the role may, foreign keys are checked once per constraint after the writes (see
- * checkReferences) rather than by a trigger per row; nothing else fires on these tables. Rows go in
- * in the order of each table's primary key: its pages fill one after another (and an index built
- * over them reads them in order, where a B-tree filled in random order ends about a third larger).
+ * The second part's rows: the placeholders' authors and works, the works of editions that name
+ * none, books, credits, the editions' external identifiers and Open Library keys; a placeholder's
+ * key that the first part stored (deleted, or redirected past the hops followed) gets its entity.
  */
-export async function writeCatalogue(client: PoolClient, prefixes: { work: string; author: string }, aside: boolean): Promise<void> {
-  const { rows } = await client.query<{ may: boolean }>("select has_parameter_privilege('session_replication_role', 'set') as may");
-  const checkAfter = !aside && rows[0]!.may;
-  if (checkAfter) await client.query('set local session_replication_role = replica');
+export async function writeEditions(client: PoolClient, prefixes: { work: string; author: string }, aside: boolean): Promise<void> {
+  const checkAfter = await beginWrites(client, aside);
   await client.query(
     `insert into authors (id, name_key, name, bio, birth_date, death_date, alternate_names)
-     select id, entity_key, name, bio, birth_date, death_date, alternate_names from ol_stage where type = 'author'
-     union all
-     select id, $1 || key, key, null, null, null, '{}' from ol_placeholder where kind = 'author'`,
+     select id, $1 || key, key, null, null, null, '{}' from ol_placeholder where kind = 'author' order by 1`,
     [prefixes.author],
   );
   await client.query(
     `insert into works (id, work_key, title, subtitle, kind, subjects, description, original_year, cover_url)
-     select id, entity_key, title, subtitle, work_kind, subjects, description, year, cover_url from ol_stage where type = 'work'
-     union all
-     select id, $1 || key, title, null, work_kind, '{}', null, null, null from ol_placeholder where kind = 'work'
+     select id, $1 || key, title, null::text, work_kind, '{}'::text[], null::text, null::integer, null::text from ol_placeholder where kind = 'work'
      union all
      select own_work_id, own_work_key, title, subtitle, work_kind, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null
      order by 1`,
@@ -288,21 +341,18 @@ export async function writeCatalogue(client: PoolClient, prefixes: { work: strin
               where s.type = 'edition' and not s.routed
               group by 1, 2) credits`,
   );
+  await writeExternalIds(client);
   await client.query(
-    `insert into external_ids (entity_id, scheme, value)
-     select s.id, x.scheme, x.value from ol_stage s cross join unnest(s.id_schemes, s.id_values) as x(scheme, value)
-      where s.type in ('author', 'edition') and not s.routed
-     order by 1, 2, 3
-     on conflict do nothing`,
+    `update openlibrary_records k set revision = p.revision, state = p.state::openlibrary_state, entity_id = p.id, redirect_to = null
+       from ol_placeholder p where p.known and k.key = p.key`,
   );
   await client.query(
     `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
-     select key, revision, 'record', id, digest, null from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
+     select key, revision, 'record', id, digest, null from ol_stage where type = 'edition' and not routed
      union all
-     select s.key, s.revision, s.type::openlibrary_state, null, null, s.redirect_to from ol_stage s
-      where s.type in ('redirect', 'delete') and not exists (select 1 from ol_placeholder p where p.key = s.key)
+     select key, revision, type::openlibrary_state, null, null, redirect_to from ol_stage where type in ('redirect', 'delete')
      union all
-     select key, revision, state::openlibrary_state, id, null, null from ol_placeholder
+     select key, revision, state::openlibrary_state, id, null, null from ol_placeholder where not known
      order by 1`,
   );
   if (checkAfter) {
@@ -332,28 +382,36 @@ async function checkReferences(client: PoolClient): Promise<void> {
   if (rows.length > 0) throw new Error(`first load: ${rows.map((row) => row.problem).join('; ')}`);
 }
 
-/** One insert change for every entity written, in one block of the sequence; answers how many. */
-export async function recordInserts(client: PoolClient): Promise<number> {
+/**
+ * One insert change for every entity the staged part made, in one block of the sequence (the
+ * editions' part: their own works and the placeholders too); answers how many.
+ */
+export async function recordInserts(client: PoolClient, part: StagePart): Promise<number> {
   await lockChangeSequence(client);
   const { rowCount } = await client.query(
     `insert into changes (entity, entity_id, operation)
      select entity::entity_kind, id, 'insert' from (
        select ord, 0 as part, case type when 'edition' then 'book' else type end as entity, id from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
-       union all
-       select ord, 1, 'work', own_work_id from ol_stage where type = 'edition' and not routed and own_work_id is not null
-       union all
-       select 0, 2, kind, id from ol_placeholder) inserted
+       ${
+         part === 'editions'
+           ? `union all
+              select ord, 1, 'work', own_work_id from ol_stage where type = 'edition' and not routed and own_work_id is not null
+              union all
+              select 0, 2, kind, id from ol_placeholder`
+           : ''
+       }) inserted
      order by ord, part`,
   );
   return rowCount ?? 0;
 }
 
 /**
- * Empties the staging tables once the catalogue tables are written from them: created in this
- * transaction, they give their disk back at once (a drop would keep it until the commit).
+ * Empties the staging table once its part is written (after the editions, the tables of references
+ * too): created in this transaction, they give their disk back at once (a drop would keep it until
+ * the commit).
  */
-export async function emptyStaging(client: PoolClient): Promise<void> {
-  await client.query('truncate ol_stage, ol_redirect, ol_reference, ol_target, ol_placeholder');
+export async function emptyStaging(client: PoolClient, part: StagePart): Promise<void> {
+  await client.query(part === 'editions' ? 'truncate ol_stage, ol_redirect, ol_reference, ol_target, ol_placeholder' : 'truncate ol_stage');
 }
 
 /** Planner statistics of the tables a load grew (inside the transaction: the leftovers' lookups need them). */
