@@ -33,9 +33,15 @@ import { forgetCached, type OlStores } from './stores.js';
  * A first load: Open Library dumps into a catalogue that holds no Open Library record yet, set-based
  * and in one transaction. Records are read and mapped by domain/openlibrary.ts as the record path
  * reads them (so the mapping lives once), copied into a staging table, and written with one
- * statement per table (see stores/postgres/openlibraryFirstLoad.ts). What that cannot decide alone,
- * editions whose ISBN another edition or an existing book has, goes through the record path (apply.ts)
- * afterwards, in the same transaction, in file order.
+ * statement per table (see stores/postgres/openlibraryFirstLoad.ts), in two parts: the records of
+ * author and work keys, then those of edition keys, each part staged, written and emptied before
+ * the next is staged. What that cannot decide alone, editions whose ISBN another edition or an
+ * existing book has, goes through the record path (apply.ts) afterwards, in the same transaction, in
+ * file order.
+ *
+ * Into an empty catalogue, the tables are built aside, indexed once their rows are in, and swapped
+ * in just before the commit (see stores/postgres/catalogueAside.ts); beside other sources' books,
+ * written in place.
  *
  * The result is the catalogue the record path makes from the same files given authors first, then
  * works, then editions (its results depend on that order; a first load reads the files as one

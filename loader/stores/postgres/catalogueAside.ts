@@ -36,9 +36,8 @@ const quoted = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * Sets the catalogue tables aside for `written` (names of tables in the current schema) and the
- * tables that reference them: answers null, having changed nothing but for the locks it took, when
- * one of them holds rows, or when a view or a sequence depends on one (those would not follow the
- * swap).
+ * tables that reference them: answers null, having changed nothing, when one of them holds rows, or
+ * when a view or a sequence depends on one (those would not follow the swap).
  */
 export async function setAside(client: PoolClient, written: readonly string[]): Promise<Aside | null> {
   const { rows: tables } = await client.query<{ name: string; options: string[] | null }>(
@@ -51,12 +50,13 @@ export async function setAside(client: PoolClient, written: readonly string[]): 
   );
   const names = tables.map((table) => table.name);
   const list = names.map(quoted).join(', ');
-  // Writers wait for the load from here; readers go on.
+  // Writers wait for the load from here; readers go on. A load that writes in place lets go of the
+  // locks again (rolling back to the savepoint does).
+  await client.query('savepoint aside');
   await client.query(`lock table ${list} in share row exclusive mode`);
   const { rows: held } = await client.query<{ any: boolean }>(
     `select ${names.map((name) => `exists (select 1 from ${quoted(name)})`).join(' or ')} as any`,
   );
-  if (held[0]!.any) return null;
   const { rows: dependants } = await client.query<{ n: number }>(
     `select count(*)::int as n from pg_depend d
       where d.refobjid = any($1::regclass[])
@@ -64,7 +64,11 @@ export async function setAside(client: PoolClient, written: readonly string[]): 
              or (d.classid = 'pg_class'::regclass and (select relkind from pg_class where oid = d.objid) = 'S'))`,
     [names],
   );
-  if (dependants[0]!.n > 0) return null;
+  if (held[0]!.any || dependants[0]!.n > 0) {
+    await client.query('rollback to savepoint aside');
+    return null;
+  }
+  await client.query('release savepoint aside');
 
   // Read before the search path changes: a foreign key's definition names its table unqualified.
   const { rows: definitions } = await client.query<{ kind: 'key' | 'index' | 'foreign' | 'trigger'; definition: string }>(
