@@ -1,19 +1,21 @@
 // Open Library import at scale, both ways over the same files in one run: the set-based first load
 // and the record-by-record path (`bookmeta import openlibrary --method ...`), each into a fresh
-// database, against a plain COPY of the same lines into an unindexed table (the physical floor of
-// getting the bytes into PostgreSQL); then what the imported catalogue costs on disk and how fast its
-// point lookups and change feed answer.
+// database, against a hand-written SQL load of the same files into the same tables (and the plain
+// COPY of their lines it starts with: the physical floor of getting the bytes into PostgreSQL); then
+// what the imported catalogue costs on disk and how fast its point lookups and change feed answer.
 //
 //   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench]
 //     [--batch-size 2000] [--keep] [--bracket] [--set-based-only]
 //
 // 1. Generates the dumps with scripts/dev/generate-openlibrary.ts.
-// 2. Baseline: psql \copy of every line of the three files into an unindexed table of one text column; lines/s.
+// 2. Baselines: psql \copy of every line of the three files into an unindexed table of one text column
+//    (lines/s), then openlibrary-by-hand.sql over them (editions/s, peak disk), in a database of their own.
 // 3. Set-based, then record by record (with --bracket, set-based again after it, against the
 //    machine's load changing meanwhile), each `bookmeta import openlibrary` of all three files in
 //    its own process into its own fresh database (with --set-based-only, the set-based load alone:
 //    at 10 M editions the record-by-record path takes hours): editions/s, the importer's peak RSS (VmHWM), the
-//    PostgreSQL backends' peak private memory (RssAnon, sampled every 200 ms) and the load average.
+//    PostgreSQL backends' peak private memory (RssAnon) and the peak disk of the database and the
+//    server's temporary files (both sampled every 200 ms), and the load average.
 // 4. Disk per edition in PostgreSQL, per table with its indexes, after VACUUM ANALYZE.
 // 5. One at a time, after a warm-up: uncached point lookups of random books (GET /v1/books/:id's read,
 //    PointReads) p50/p99, and a page of 100 changes from a random cursor (GET /v1/changes's read) p95.
@@ -31,7 +33,16 @@ import { PointReads } from '../../src/stores/postgres/pointReads.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { timedSequentially } from '../lib/bench.js';
-import { dropDatabase, freshDatabase, importRun, run, urlOf, type ImportRun } from '../lib/openlibraryImport.js';
+import {
+  dropDatabase,
+  freshDatabase,
+  importRun,
+  loadAverage,
+  peaksOfDatabase,
+  run,
+  urlOf,
+  type ImportRun,
+} from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -57,20 +68,35 @@ const files = {
   editions: join(dumpDir, 'ol_dump_editions.txt'),
 };
 
-/** The baseline: every line of the three files copied as one text column into a table without indexes. */
-async function copyBaseline(databaseUrl: string): Promise<{ lines: number; seconds: number }> {
-  const psql = (sql: string) => run('psql', ['-X', '-q', '-d', databaseUrl, '-c', sql]);
-  await psql('create table bench_lines (line text)');
-  let seconds = 0;
-  for (const path of Object.values(files)) {
-    // CSV with separators that never occur in a dump line: each line is one value, taken as is.
-    seconds += (await psql(`\\copy bench_lines (line) from '${path}' with (format csv, delimiter E'\\x1f', quote E'\\x1e')`)).seconds;
-  }
-  const db = createPool(databaseUrl, 1);
-  const { rows } = await db.query<{ n: number }>('select count(*)::bigint as n from bench_lines');
-  await db.query('drop table bench_lines');
-  await db.end();
-  return { lines: rows[0]!.n, seconds };
+/**
+ * The baselines, in a fresh database of their own: every line of the three files copied as one text
+ * column into a table without indexes (the physical floor of getting the bytes into PostgreSQL), then
+ * a hand-written SQL load of those lines into the catalogue tables (openlibrary-by-hand.sql).
+ */
+async function handWrittenLoad(
+  name: string,
+): Promise<{ lines: number; copySeconds: number; sqlSeconds: number; editions: number; peakDiskBytes: number; load: string }> {
+  const databaseUrl = await freshDatabase(name);
+  const psql = (...args: string[]) => run('psql', ['-X', '-q', '-d', databaseUrl, ...args]);
+  const load = await loadAverage();
+  const loading = (async () => {
+    await psql('-c', 'create table bench_lines (line text)');
+    let copySeconds = 0;
+    for (const path of Object.values(files)) {
+      // CSV with separators that never occur in a dump line: each line is one value, taken as is.
+      copySeconds += (await psql('-c', `\\copy bench_lines (line) from '${path}' with (format csv, delimiter E'\\x1f', quote E'\\x1e')`))
+        .seconds;
+    }
+    const db = createPool(databaseUrl, 1);
+    const { rows } = await db.query<{ n: number }>('select count(*)::bigint as n from bench_lines');
+    const sqlSeconds = (await psql('-f', join(import.meta.dirname, 'openlibrary-by-hand.sql'))).seconds;
+    const { rows: books } = await db.query<{ n: number }>('select count(*)::bigint as n from books');
+    await db.query('drop table bench_lines');
+    await db.end();
+    return { lines: rows[0]!.n, copySeconds, sqlSeconds, editions: books[0]!.n };
+  })();
+  const [loaded, { diskBytes }] = await Promise.all([loading, peaksOfDatabase(name, loading)]);
+  return { ...loaded, peakDiskBytes: diskBytes, load: `${load} -> ${await loadAverage()}` };
 }
 
 /** `bookmeta import openlibrary` of all three files, as an operator runs it, into a fresh database of its own. */
@@ -119,24 +145,35 @@ async function latencies(databaseUrl: string): Promise<{ lookup: number[]; chang
 
 say(`generating ${editions} editions (seed ${seed}) into ${dumpDir}`);
 if (!existsSync(files.editions)) await generateOpenLibrary({ editions, seed }, dumpDir);
-const names = { set: databaseNameOf('set'), record: databaseNameOf('record'), again: databaseNameOf('set_again') };
+const names = {
+  set: databaseNameOf('set'),
+  record: databaseNameOf('record'),
+  again: databaseNameOf('set_again'),
+  byHand: databaseNameOf('by_hand'),
+};
 try {
-  say('baseline: COPY of the same lines into an unindexed table');
-  const copy = await copyBaseline(await freshDatabase(names.again));
-  const copyRate = copy.lines / copy.seconds;
-  say(`baseline: ${copy.lines} lines in ${copy.seconds.toFixed(1)} s`);
+  say('baselines: COPY of the same lines into an unindexed table, then a hand-written SQL load of them');
+  const byHand = await handWrittenLoad(names.byHand);
+  const copyRate = byHand.lines / byHand.copySeconds;
+  const handSeconds = byHand.copySeconds + byHand.sqlSeconds;
+  say(`baselines: ${byHand.lines} lines copied in ${byHand.copySeconds.toFixed(1)} s, loaded by hand in ${handSeconds.toFixed(1)} s`);
   const runs = [await importFresh('set-based', names.set)];
   if (!values['set-based-only']) runs.push(await importFresh('record-by-record', names.record));
   if (values.bracket) runs.push(await importFresh('set-based', names.again));
   const disk = await diskPerEdition(urlOf(names.set));
   const { lookup, changes } = await latencies(urlOf(names.set));
-  console.log(`open library dumps:          ${editions} editions, ${copy.lines} lines (seed ${seed})`);
-  console.log(`baseline COPY (unindexed):   ${Math.round(copyRate)} lines/s (${copy.seconds.toFixed(1)} s)`);
+  const gb = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
+  console.log(`open library dumps:          ${editions} editions, ${byHand.lines} lines (seed ${seed})`);
+  console.log(`baseline COPY (unindexed):   ${Math.round(copyRate)} lines/s (${byHand.copySeconds.toFixed(1)} s)`);
+  console.log(
+    `baseline hand-written SQL:   ${handSeconds.toFixed(1)} s (COPY, then SQL ${byHand.sqlSeconds.toFixed(1)} s): ${Math.round(editions / handSeconds)} editions/s, ` +
+      `${byHand.editions} books; peak disk ${gb(byHand.peakDiskBytes)}; load ${byHand.load}`,
+  );
   for (const result of runs) {
     console.log(
       `import --method ${result.method.padEnd(16)} ${result.seconds.toFixed(1)} s: ${Math.round(result.editions / result.seconds)} editions/s (target >= 10,000), ${Math.round(result.records / result.seconds)} records/s, ` +
-        `ratio to COPY ${(result.records / result.seconds / copyRate).toFixed(3)}; importer peak RSS ${result.peakRssMb.toFixed(0)} MB (target < 500), ` +
-        `PostgreSQL backend peak private ${result.backendMb.toFixed(0)} MB; load ${result.loadBefore} -> ${result.loadAfter}`,
+        `ratio to the hand-written SQL load ${(handSeconds / result.seconds).toFixed(2)}; importer peak RSS ${result.peakRssMb.toFixed(0)} MB (target < 500), ` +
+        `PostgreSQL backend peak private ${result.backendMb.toFixed(0)} MB; peak disk ${gb(result.peakDiskBytes)}; load ${result.loadBefore} -> ${result.loadAfter}`,
     );
   }
   const record = runs.find((result) => result.method === 'record-by-record');
@@ -160,6 +197,7 @@ try {
 } finally {
   await dropDatabase(names.record);
   await dropDatabase(names.again);
+  await dropDatabase(names.byHand);
   if (values.keep)
     console.log(
       `database kept: ${names.set} (for scripts/bench/reindex.ts --database ${names.set} and scripts/bench/search.ts --database ${names.set}); dumps kept in ${dumpDir}`,

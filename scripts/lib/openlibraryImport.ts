@@ -63,10 +63,15 @@ export const cli = existsSync(projectPath('dist', 'loader', 'cli.js'))
   : ['--import', 'tsx', projectPath('loader', 'cli.ts')];
 export const loadAverage = async (): Promise<string> => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
-/** The largest private memory (RssAnon) of any PostgreSQL backend of the database, sampled until `done` settles. */
-export async function peakBackendMb(databaseName: string, done: Promise<unknown>): Promise<number> {
+/**
+ * Sampled every 200 ms until `done` settles: the largest private memory (RssAnon) of any PostgreSQL
+ * backend of the database, and the most disk the database took (its files, temporary tables
+ * included, and the server's temporary files: sorts and spills, of every database).
+ */
+export async function peaksOfDatabase(databaseName: string, done: Promise<unknown>): Promise<{ backendMb: number; diskBytes: number }> {
   const pool = createPool(new URL('/postgres', serverUrl).toString(), 1);
   let peakKb = 0;
+  let diskBytes = 0;
   let finished = false;
   void done.finally(() => (finished = true));
   try {
@@ -80,12 +85,17 @@ export async function peakBackendMb(databaseName: string, done: Promise<unknown>
         const kb = Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
         peakKb = Math.max(peakKb, kb);
       }
+      const { rows: disk } = await pool.query<{ bytes: number }>(
+        'select pg_database_size($1) + coalesce((select sum(size) from pg_ls_tmpdir()), 0) as bytes',
+        [databaseName],
+      );
+      diskBytes = Math.max(diskBytes, disk[0]!.bytes);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } finally {
     await pool.end();
   }
-  return peakKb / 1024;
+  return { backendMb: peakKb / 1024, diskBytes };
 }
 
 export interface ImportRun {
@@ -97,6 +107,8 @@ export interface ImportRun {
   seconds: number;
   peakRssMb: number;
   backendMb: number;
+  /** The most disk the database and the server's temporary files took during the import. */
+  peakDiskBytes: number;
   loadBefore: string;
   loadAfter: string;
 }
@@ -118,7 +130,7 @@ export async function importRun(
     DATABASE_URL: urlOf(name),
     LOG_LEVEL: 'warn',
   });
-  const [outcome, backendMb] = await Promise.all([importing, peakBackendMb(name, importing)]);
+  const [outcome, { backendMb, diskBytes }] = await Promise.all([importing, peaksOfDatabase(name, importing)]);
   const editionLines = /ol_dump_editions\.txt: read (\d+) rows/.exec(outcome.stdout);
   const report = outcome.stdout.split('\n').filter((line) => line.includes(': read '));
   const result = {
@@ -129,6 +141,7 @@ export async function importRun(
     seconds: outcome.seconds,
     peakRssMb: outcome.peakRssMb,
     backendMb,
+    peakDiskBytes: diskBytes,
     loadBefore,
     loadAfter: await loadAverage(),
   };
