@@ -109,17 +109,20 @@ test.serial('a book retitled by an import reads with its new title in the recomm
   t.deepEqual(after, (await (await search.get(`/v1/books/${shown!.id}`)).json()) as BookRecord);
 });
 
-test.serial('a book imported and indexed by a reindex is found by the search answer cached before it, once the alias has moved', async (t) => {
-  const title = 'The Quillfeather Almanac';
-  t.is((await books('quillfeather')).total, 0);
-  await bookmeta('import', 'goodbooks', await csvFile([GOODBOOKS_HEADER, goodbooksRow('0131103628', title, ['Suzanne Collins'])]));
-  t.is((await books('quillfeather')).total, 0);
-  t.true(await shortCached(search.world, 'search:books:*quillfeather*'));
+test.serial(
+  'a book imported and indexed by a reindex is found by the search answer cached before it, once the alias has moved',
+  async (t) => {
+    const title = 'The Quillfeather Almanac';
+    t.is((await books('quillfeather')).total, 0);
+    await bookmeta('import', 'goodbooks', await csvFile([GOODBOOKS_HEADER, goodbooksRow('0131103628', title, ['Suzanne Collins'])]));
+    t.is((await books('quillfeather')).total, 0);
+    t.true(await shortCached(search.world, 'search:books:*quillfeather*'));
 
-  // No sync: the reindex's catch-up brings the book into its new index.
-  await bookmeta('reindex', 'books', '--no-progress');
-  t.deepEqual(
-    (await books('quillfeather')).results.map((result) => result.book.title),
-    [title],
-  );
-});
+    // No sync: the reindex's catch-up brings the book into its new index.
+    await bookmeta('reindex', 'books', '--no-progress');
+    t.deepEqual(
+      (await books('quillfeather')).results.map((result) => result.book.title),
+      [title],
+    );
+  },
+);
