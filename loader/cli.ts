@@ -24,7 +24,7 @@ import { importRatings } from './import/ratings.js';
 import { importOpenLibrary } from './import/openlibrary/import.js';
 import { OL_BATCH, OL_METHODS, type OlMethod } from './import/openlibrary/options.js';
 import { reindex, type ReindexTarget } from './index/reindex.js';
-import { ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
+import { answersChanged, ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
 import { formatLoaderStatus, loaderStatus } from './index/status.js';
 import { serveSyncMetrics } from './index/syncMetrics.js';
 
@@ -75,6 +75,10 @@ function withLoader<T>(work: (deps: LoaderDeps) => Promise<T>): Promise<T> {
     }
   });
 }
+
+/** withLoader with the response cache: for commands that change what the indices answer (answersChanged). */
+const withIndexWriter = <T>(work: (deps: LoaderDeps) => Promise<T>): Promise<T> =>
+  withLoader((deps) => withCache((cache) => work({ ...deps, cache })));
 
 function positive(text: string): number {
   const value = Number(text);
@@ -252,6 +256,8 @@ importCommand
           onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
         },
       );
+      // Recommendations read the derived lists from PostgreSQL: theirs have changed already.
+      await withCache((cache) => answersChanged({ cache, log }));
       process.stderr.write('\n');
       console.log(formatImportReport(report));
       console.log(
@@ -281,7 +287,7 @@ program
   .option('--no-progress', 'no progress bar or progress lines')
   .action(
     (target: ReindexTarget, options: { batchSize: number; concurrency: number; bulkMb: number; maxRate?: number; progress: boolean }) =>
-      withLoader(async (deps) => {
+      withIndexWriter(async (deps) => {
         const results = await reindex(deps, target, { ...options, maxBytes: options.bulkMb * 1024 * 1024 });
         console.log(
           formatTable(
@@ -308,7 +314,7 @@ program
   .option('--page-size <changes>', 'changes per page', positive, 1000)
   .option('--poll-ms <ms>', 'pause between polls when idle (follow)', positive, 100)
   .action((options: { follow?: boolean; pageSize: number; pollMs: number }) =>
-    withLoader(async (deps) => {
+    withIndexWriter(async (deps) => {
       const signal = stopSignal();
       if (options.follow) {
         const metrics =

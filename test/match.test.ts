@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { MATCH_THRESHOLD } from '../src/domain/matching.js';
 import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
-import { eventually } from './helpers/eventually.js';
+import { shortCacheKeys, shortCached } from './helpers/cache.js';
 
 let search: SearchWorld;
 
@@ -135,17 +135,8 @@ test('the answer carries the best match, its confidence and signals, and up to f
 
 test('a match answer is kept in the short cache, for the short cache lifetime', async (t) => {
   await match({ title: 'Into the Wild', author: 'Jon Krakauer' });
-  // The cache write is not awaited by the request: wait for the key itself.
-  let keys: string[] = [];
-  await eventually(async () => {
-    keys = [];
-    for await (const batch of search.world.redis.scanIterator({
-      MATCH: `${search.world.config.redisPrefix}cache:match:*Into the Wild*`,
-      COUNT: 1000,
-    }))
-      keys.push(...batch);
-    return keys.length > 0;
-  });
+  t.true(await shortCached(search.world, 'match:*Into the Wild*'));
+  const keys = await shortCacheKeys(search.world, 'match:*Into the Wild*');
   t.is(keys.length, 1);
   const ttl = await search.world.redis.ttl(keys[0]!);
   t.true(ttl > search.world.config.shortCacheTtlS - 10 && ttl <= search.world.config.shortCacheTtlS, `TTL ${ttl} s`);

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { BookRecord } from '../src/domain/records.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
-import { eventually } from './helpers/eventually.js';
+import { shortCacheKeys, shortCached } from './helpers/cache.js';
 
 let search: SearchWorld;
 
@@ -156,17 +156,8 @@ test('invalid book search parameters are 400s naming the parameter', async (t) =
 
 test('a search answer is kept in the short cache under its canonical parameters, for the short cache lifetime', async (t) => {
   await books('q=%20mockingjay%20&limit=7');
-  // The cache write is not awaited by the request: wait for the key itself.
-  let keys: string[] = [];
-  await eventually(async () => {
-    keys = [];
-    for await (const batch of search.world.redis.scanIterator({
-      MATCH: `${search.world.config.redisPrefix}cache:search:books:*mockingjay*`,
-      COUNT: 1000,
-    }))
-      keys.push(...batch);
-    return keys.length > 0;
-  });
+  t.true(await shortCached(search.world, 'search:books:*mockingjay*'));
+  const keys = await shortCacheKeys(search.world, 'search:books:*mockingjay*');
   t.is(keys.length, 1);
   t.true(keys[0]!.includes('"limit":7'));
   const ttl = await search.world.redis.ttl(keys[0]!);

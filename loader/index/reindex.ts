@@ -18,7 +18,7 @@ import { lastSeq } from '../../src/stores/postgres/changes.js';
 import type { PoolClient } from '../../src/stores/postgres/pool.js';
 import { createProgress, type ProgressReporter } from './progress.js';
 import { readyIndex } from './readyIndex.js';
-import { SYNC_CHECKPOINT, completePendingSwaps, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
+import { SYNC_CHECKPOINT, answersChanged, completePendingSwaps, replayChanges, withSyncWriteLock, type LoaderDeps } from './sync.js';
 
 /**
  * `bookmeta reindex [books|authors|all]`: rebuilds an index from PostgreSQL into a new physical
@@ -167,6 +167,7 @@ async function reindexOne(deps: LoaderDeps, kind: IndexKind, options: ReindexOpt
           return { completeUpTo: upTo, count, segments, dropped: old };
         });
         log.info({ index, alias, segments, replaced: dropped }, 'alias swapped');
+        await answersChanged(deps);
         for (const old of dropped) await dropIndex(es, old);
         const seconds = (performance.now() - started) / 1000;
         return {

@@ -20,6 +20,7 @@ import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoint
 import { clearPendingSwap, pendingSwaps } from '../stores/postgres/pendingSwaps.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
 import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
+import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 
 /**
  * `bookmeta sync [--follow]`: applies the change sequence to the search indices.
@@ -61,6 +62,19 @@ export interface LoaderDeps {
   log: Logger;
   /** Shards and replicas of the indices the loader creates (single node when absent). */
   shape?: IndexShape;
+  /** The API's caches, told when what the indices answer has changed (none: short-lived answers just expire). */
+  cache?: ResponseCache | null;
+}
+
+/**
+ * What search, match, recommendations and suggestions answer may have changed (pages searchable, an
+ * alias swapped, reader signals derived): the short cache stops serving the answers it kept from
+ * before. Without Redis those expire on their own, within the short cache's lifetime.
+ */
+export async function answersChanged({ cache, log }: Pick<LoaderDeps, 'cache' | 'log'>): Promise<void> {
+  await cache?.catalogueChanged().catch((error: unknown) => {
+    log.warn({ err: error }, 'could not drop short-lived answers; they expire on their own');
+  });
 }
 
 /** Where writes of each kind go: an alias (sync) or a physical index (reindex catching up). Absent: skip. */
@@ -258,6 +272,7 @@ export async function completePendingSwaps(deps: LoaderDeps): Promise<void> {
       if (errorType(error) !== 'index_not_found_exception') throw error;
     }
     await clearPendingSwap(deps.db, swap.alias);
+    await answersChanged(deps);
   }
 }
 
@@ -293,6 +308,9 @@ export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lock
         });
         const last = changes[changes.length - 1]!.seq;
         const now = await advanceCheckpoint(deps.db, SYNC_CHECKPOINT, last);
+        // Refreshed pages are searchable now; the others within the refresh interval, and the
+        // refresh after the last page makes sure of them.
+        await answersChanged(deps);
         options.onPage?.({ changes: changes.length, checkpoint: now, stats, oldestChangedAt: changes[0]!.changedAt });
         return { checkpoint: now, applied: changes.length };
       });
@@ -300,6 +318,10 @@ export async function syncOnce(deps: LoaderDeps, options: SyncOptions = {}, lock
       if (done.applied === 0) break;
       result.pages += 1;
       result.changes += done.applied;
+    }
+    if (result.pages > 0 && !options.refresh) {
+      await deps.es.indices.refresh({ index: [deps.aliases.books, deps.aliases.authors], ignore_unavailable: true });
+      await answersChanged(deps);
     }
   } finally {
     if (!lockClient) client.release();

@@ -19,3 +19,24 @@ function canonicalPath(name: string): string {
 export function pointCached(world: TestWorld, path: string): Promise<boolean> {
   return eventually(async () => (await world.redis.exists(cacheKey(world, path))) === 1);
 }
+
+/** The Redis keys of the short cache's entries whose names match `pattern` (a glob over the names the services give them). */
+export async function shortCacheKeys(world: TestWorld, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const batch of world.redis.scanIterator({ MATCH: cacheKey(world, pattern), COUNT: 1000 })) keys.push(...batch);
+  return keys;
+}
+
+/**
+ * Waits until the short cache would serve an answer named like `pattern`: one stored in the
+ * catalogue's current generation (a request does not wait for its cache write). False if none came.
+ */
+export function shortCached(world: TestWorld, pattern: string): Promise<boolean> {
+  const names = cacheKey(world, '');
+  return eventually(async () => {
+    for (const key of await shortCacheKeys(world, pattern)) {
+      if ('hit' in (await world.cache.shortLookup(key.slice(names.length)))) return true;
+    }
+    return false;
+  });
+}

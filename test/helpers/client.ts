@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * How the test worlds that run at production's store wait ask their server: as a careful client
- * does. A 503 `unavailable` is asked again after its Retry-After, for up to half a minute: on a
+ * does. A 503 `unavailable` is asked again after its Retry-After, for up to a minute: on a
  * 2-core machine running several test files and other work, a query can now and then miss the wait
  * (and three misses in a row make the store count as away for a second), which production answers
  * the same way; a query that is slow in itself misses it every time and still fails its test. And
@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 const IN_FLIGHT = 1;
-const PATIENCE_MS = 30_000;
+const PATIENCE_MS = 60_000;
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 

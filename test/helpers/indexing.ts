@@ -15,6 +15,7 @@ export function loaderDeps(world: TestWorld): LoaderDeps & { close(): Promise<vo
     es,
     aliases: indexAliases(world.config.indexPrefix),
     log: createLogger('silent'),
+    cache: world.cache,
     async close() {
       await es.indices
         .delete({ index: `${world.config.indexPrefix}*`, ignore_unavailable: true, allow_no_indices: true })

@@ -12,9 +12,15 @@ import { idParameter, MERGES, merged } from './lookups.js';
 
 /** Book and author search, match and recommendations. */
 
+/** When a short-lived answer stops being served, before its lifetime is out. */
+const SHORT_CACHE_ENDS =
+  'A change to the catalogue ends it at once: an answer kept from before is not served again once the change is committed (records read anew) ' +
+  'nor once the loader has made it searchable (found anew).';
+
 const SHORT_CACHE =
   'Read from the primary store (PostgreSQL), so every book is exactly its `GET /v1/books/{id}` record; a book removed or merged since it was indexed is left out. ' +
-  'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header).';
+  'Kept briefly (30 seconds by default) in a short-lived cache under its canonical parameters, never in the 24-hour point-lookup cache (no `X-Cache` header). ' +
+  SHORT_CACHE_ENDS;
 
 /** What match_book answers, and match_books for each record. */
 export const MATCH_ANSWER =
@@ -134,7 +140,8 @@ export const searchRoutes: readonly Route[] = [
         'a word of four letters or more may hold one typo. One result per work, never two editions of it. ' +
         "Every call is one unit of the key's rate limit, like any `/v1` call: a search box should ask " +
         `once typing pauses for ${SUGGEST_DEBOUNCE_MS} ms (a debounce), not on every keystroke, and cancel a request still in flight when a newer one starts. ` +
-        'Read from the search index alone (a book changed in the last second may show as it was); kept briefly in the short-lived cache.',
+        'Read from the search index alone (a book changed in the last second may show as it was); kept briefly in the short-lived cache. ' +
+        SHORT_CACHE_ENDS,
       responses: {
         '200': { description: 'Suggestions.', headers: rateHeaders, content: { 'application/json': { schema: suggestions } } },
         '400': errorResponse('`q` missing (`q is required`) or longer than 100 characters, or `limit` out of range.'),

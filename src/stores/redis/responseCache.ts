@@ -11,6 +11,13 @@ import { perTurn, type Group } from '../../perTurn.js';
  * request stores the old row for 24 hours. So a miss returns Redis' clock, every invalidation stamps
  * its entities with Redis' clock, and an answer is stored only if none of its entities was
  * invalidated after its read began.
+ *
+ * Short-lived answers (search, match, recommendations, suggestions) show many entities, found by the
+ * index: no set tracks them. Each is stored with the catalogue's generation, a counter every writer
+ * bumps once what those answers read has changed (a committed write, as `invalidate` does; sync's
+ * pages once searchable; a reindex's alias swap), and served only while the generation is the same.
+ * A request reads the generation with the answer, before it asks the stores, so an answer computed
+ * from the old state is stored under the old generation and never served after the bump.
  */
 
 // An invalidation stamp only has to outlive any request that read before it.
@@ -58,6 +65,9 @@ return #KEYS / 2
 `);
 
 export type CacheLookup = { hit: string } | { missAt: number };
+
+/** A short-lived answer, or the catalogue's generation to store the answer computed now under. */
+export type ShortLookup = { hit: string } | { generation: string };
 
 interface Answer {
   key: string;
@@ -122,20 +132,35 @@ export class ResponseCache {
     return this.write({ key: this.key(name), body, ttlS, entityIds: [...new Set(shows)], missAt });
   }
 
-  /** Drops every cached answer that shows any of these entities. */
+  /** Drops every cached answer that shows any of these entities, and the short-lived answers of the catalogue as it was. */
   async invalidate(entityIds: Iterable<string>): Promise<void> {
     const keys = [...new Set(entityIds)].flatMap((id) => this.entityKeys(id));
     for (let start = 0; start < keys.length; start += 2_000) {
       await runScript(this.redis, INVALIDATE, keys.slice(start, start + 2_000), []);
     }
+    await this.catalogueChanged();
   }
 
-  /** Short-lived answers (search, match, changes) that no invalidation tracks: they simply expire. */
-  get(name: string): Promise<string | null> {
-    return this.guard.run(() => this.redis.get(this.key(name)));
+  /** What search, match, recommendations or suggestions answer may have changed: their short-lived answers are no longer served. */
+  async catalogueChanged(): Promise<void> {
+    await this.redis.incr(this.generationKey);
   }
 
-  async set(name: string, body: string, ttlS: number): Promise<void> {
-    await this.guard.run(() => this.redis.set(this.key(name), body, { expiration: { type: 'EX', value: ttlS } }));
+  private get generationKey(): string {
+    return `${this.prefix}catalogue-generation`;
+  }
+
+  /** A short-lived answer stored in the catalogue's current generation, or that generation. */
+  async shortLookup(name: string): Promise<ShortLookup> {
+    const [entry, current] = await this.guard.run(() => this.redis.mGet([this.key(name), this.generationKey]));
+    const generation = current ?? '0';
+    const cut = entry?.indexOf('\n') ?? -1;
+    if (entry && entry.slice(0, cut) === generation) return { hit: entry.slice(cut + 1) };
+    return { generation };
+  }
+
+  /** Stores a short-lived answer computed in `generation`; it simply expires. */
+  async shortStore(name: string, body: string, ttlS: number, generation: string): Promise<void> {
+    await this.guard.run(() => this.redis.set(this.key(name), `${generation}\n${body}`, { expiration: { type: 'EX', value: ttlS } }));
   }
 }
