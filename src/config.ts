@@ -25,6 +25,18 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
+/**
+ * How a server told to stop (SIGTERM) hands its traffic over: for `delayMs` it keeps serving while
+ * GET /ready answers 503, so that a load balancer checking it takes it out of rotation before it
+ * stops accepting; then it waits at most `timeoutMs` for the requests in flight.
+ */
+export interface DrainTimes {
+  /** Serving on while /ready says 503 (DRAIN_DELAY_MS): longer than the balancer takes to notice. */
+  delayMs: number;
+  /** The longest the requests in flight are waited for once the server stops accepting (DRAIN_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
 /** Every setting comes from the environment; the defaults suit a developer machine. */
 export interface Config {
   port: number;
@@ -51,6 +63,8 @@ export interface Config {
   storeWaitMs: number;
   /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
   connectionLimits: ConnectionLimits;
+  /** How a stopping server lets go of its traffic (see drain in src/server.ts). */
+  drain: DrainTimes;
   /** Addresses of the proxies in front (TRUSTED_PROXIES): only their X-Forwarded-For is believed. */
   trustedProxies: string[];
   /**
@@ -126,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     connectionLimits: connectionLimits(env),
+    drain: { delayMs: integer(env, 'DRAIN_DELAY_MS', 0), timeoutMs: integer(env, 'DRAIN_TIMEOUT_MS', 10_000) },
     trustedProxies: list(env.TRUSTED_PROXIES),
     keyOutageGraceS: integer(env, 'KEY_OUTAGE_GRACE_S', 60),
     publicUrl: publicUrl(env.PUBLIC_URL),

@@ -19,11 +19,12 @@ export interface RunningServer {
   services: Services;
   /** Where Prometheus scrapes this process; null when metrics are off (METRICS_PORT unset). */
   metricsUrl: string | null;
-  /** Stops accepting, lets in-flight requests finish, flushes usage, closes connections. */
+  /**
+   * Drains (GET /ready answers 503 and answers close their connections, for the drain delay), then
+   * stops accepting, lets in-flight requests finish, flushes usage, closes connections.
+   */
   stop(): Promise<void>;
 }
-
-const DRAIN_MS = 10_000;
 
 /** Migrates, then serves the API on config.host:config.port (port 0 picks a free one). */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
@@ -44,6 +45,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     // Every answer says what it is: a browser must never guess another type (a JSON body run as HTML).
     response.setHeader('X-Content-Type-Options', 'nosniff');
+    // A draining server closes each connection after its answer, so that no client (a balancer's
+    // pool) sends its next request on a connection about to be closed under it.
+    if (services.readiness.draining) response.setHeader('Connection', 'close');
     if (gate.admit(request, response)) void withWaitBudget(() => callback(request, response));
   };
   server.on('request', handle);
@@ -69,7 +73,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     url,
     services,
     metricsUrl: metrics?.url ?? null,
-    stop: () => (stopping ??= Promise.all([metrics?.close(), drain(server, services, log)]).then(() => undefined)),
+    stop: () =>
+      (stopping ??= drain(server, services, log).then(async () => {
+        await metrics?.close();
+        await closeServices(services);
+        log.info('stopped');
+        await flushLog(log);
+      })),
   };
 }
 
@@ -110,17 +120,25 @@ const PARSER_ERRORS: Record<string, string> = {
   HPE_INVALID_CHUNK_SIZE: 'invalid chunk size',
 };
 
+/**
+ * Hands the traffic over: for the drain delay the server keeps answering everything while GET /ready
+ * says 503 (a balancer's check takes it out of rotation meanwhile), then it stops accepting and
+ * waits for the requests in flight, at most the drain timeout.
+ */
 async function drain(server: Server, services: Services, log: Logger): Promise<void> {
+  const { delayMs, timeoutMs } = services.config.drain;
+  services.readiness.draining = true;
+  if (delayMs > 0) {
+    log.info({ delayMs }, 'draining: /ready answers 503, requests are still served');
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
   log.info('stopping: no new connections, finishing in-flight requests');
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Keep-alive connections become idle as their last request finishes: close them as they do.
   const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-  const forced = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+  const forced = setTimeout(() => server.closeAllConnections(), timeoutMs);
   server.closeIdleConnections();
   await closed;
   clearInterval(sweeper);
   clearTimeout(forced);
-  await closeServices(services);
-  log.info('stopped');
-  await flushLog(log);
 }

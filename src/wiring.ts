@@ -50,6 +50,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
     meter,
     health: new HealthCheck({ db, redis, elastic }, meter, log),
+    readiness: { draining: false },
     guards: Object.values(guards),
   };
   return { ...services, metrics: config.metricsPort === null ? null : apiMetrics(services) };

@@ -38,3 +38,11 @@ ensure_chromium() {
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2
   fi
 }
+
+# Debian's HAProxy, which the rolling-restart test puts in front of two API instances (test/rolling-restart.test.ts).
+ensure_haproxy() {
+  if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+    echo "installing HAProxy (apt-get)" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy) >&2
+  fi
+}

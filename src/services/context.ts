@@ -13,6 +13,11 @@ import type { Meter } from './meter.js';
 import type { PointCache } from './pointCache.js';
 import type { ShortCache } from './shortCache.js';
 
+/** Set once the process drains: a load balancer asking GET /ready stops sending it requests. */
+export interface Readiness {
+  draining: boolean;
+}
+
 /** Everything a request may use, built once per process (see server.ts) and handed to the app. */
 export interface Services {
   config: Config;
@@ -36,6 +41,8 @@ export interface Services {
   meter: Meter | null;
   /** What GET /health answers, asked of the stores at most once a second. */
   health: HealthCheck;
+  /** Whether this process still takes new traffic (GET /ready): no longer once it has been told to stop. */
+  readiness: Readiness;
   /** The request path's guard of each store (PostgreSQL, Redis, Elasticsearch): their state and timeouts. */
   guards: readonly StoreGuard[];
   /** Null when metrics are off (METRICS_PORT unset). */

@@ -1,6 +1,9 @@
+import { z } from 'zod/v4';
 import { health } from '../../services/health.js';
 import type { Route } from '../route.js';
 import { sendJson } from '../messages.js';
+
+const readiness = z.object({ status: z.enum(['ready', 'draining']) }).meta({ id: 'Readiness' });
 
 /** The routes of the service itself: public, neither metered nor rate limited. */
 
@@ -29,6 +32,29 @@ export function publicRoutes(document: () => object): Route[] {
       async handle(ctx, services) {
         const report = await services.health.report();
         sendJson(ctx, report, report.status === 'ok' ? 200 : 503);
+      },
+    },
+    {
+      name: 'ready',
+      method: 'GET',
+      path: '/ready',
+      access: 'public',
+      cost: 'none',
+      cache: 'none',
+      reuse: 'never',
+      tag: 'public',
+      doc: {
+        summary: 'Whether this instance takes new requests, for a load balancer',
+        description:
+          'Public: no key, not metered, not rate limited. 200 while the instance serves; 503 from the moment it is told to stop (SIGTERM), while it drains: a balancer checking this route takes it out of rotation before it stops accepting. The stores are not asked: an outage of one answers the same on every instance (see `/health`).',
+        responses: {
+          '200': { description: 'Serving.', content: { 'application/json': { schema: readiness } } },
+          '503': { description: 'Draining: send new requests elsewhere.', content: { 'application/json': { schema: readiness } } },
+        },
+      },
+      handle(ctx, services) {
+        const draining = services.readiness.draining;
+        sendJson(ctx, { status: draining ? 'draining' : 'ready' }, draining ? 503 : 200);
       },
     },
     {
