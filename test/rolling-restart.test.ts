@@ -4,7 +4,7 @@ import { reindex } from '../loader/index/reindex.js';
 import { rollingRestart, startBalancer, untilServer, type Balancer, type Instance } from '../scripts/lib/balancer.js';
 import { failed, mixedTraffic, type Outcome } from '../scripts/lib/mixedTraffic.js';
 import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { createWorld, GENEROUS_STORE_WAIT, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { freePort } from './helpers/faults.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 import { spawnServer, type ServerProcess } from './helpers/processes.js';
@@ -25,7 +25,9 @@ const running = new Map<string, ServerProcess>();
 const DRAIN_DELAY_MS = 3_000;
 
 test.before(async () => {
-  world = await createWorld();
+  // Its client must not retry a 503 (that would hide the failure this file looks for), and the
+  // restarts load the machine: the generous wait keeps a slow search from being one.
+  world = await createWorld(GENEROUS_STORE_WAIT);
   deps = loaderDeps(world);
   await loadSampleCatalogue(world);
   await reindex(deps, 'all', { progress: false });
