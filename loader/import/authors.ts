@@ -145,6 +145,9 @@ async function mergeAuthorPass(
   return { merged, survivors };
 }
 
+/** The more popular first; of two equally popular, the one whose key sorts first. */
+const mostPopularFirst = (a: AuthoredWork, b: AuthoredWork): number => b.popularity - a.popularity || (a.workKey < b.workKey ? -1 : 1);
+
 /** With `scope`, the groups of works whose first author is in it: each such group is whole. */
 async function groupWorks(db: Pool, cache: ResponseCache | null, scope: string[] | null): Promise<number> {
   const groups = new Map<string, AuthoredWork[]>();
@@ -159,7 +162,7 @@ async function groupWorks(db: Pool, cache: ResponseCache | null, scope: string[]
     if (group.length < 2) continue;
     const openLibrary = group.filter((work) => work.openLibrary);
     if (openLibrary.length > 1) continue; // Open Library keeps these apart: which of them ours would join is unknown
-    const survivor = openLibrary[0] ?? group.reduce((best, work) => (work.popularity > best.popularity ? work : best));
+    const survivor = openLibrary[0] ?? group.reduce((best, work) => (mostPopularFirst(work, best) < 0 ? work : best));
     for (const work of group) {
       if (work.id === survivor.id) continue;
       const outcome = await merge(db, cache, 'work', work.id, survivor.id);

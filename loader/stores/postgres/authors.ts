@@ -37,6 +37,20 @@ export async function noteToResolve(client: PoolClient, ids: Iterable<string>): 
   ]);
 }
 
+/**
+ * Notes, in the caller's transaction, every work whose key starts with `prefix`: an Open Library
+ * first load's works of editions that name none ("ol-edition:..."). The rest of what a first load
+ * writes set-based needs no resolution: Open Library's authors are never merged into one another,
+ * and its keyed works ("ol:...") never grouped together; such a work may join a same-titled work of
+ * its author. (What it hands to the record path notes itself.)
+ */
+export async function noteWorksKeyed(client: PoolClient, prefix: string): Promise<void> {
+  await client.query(
+    `insert into authors_to_resolve (kind, entity_id) select 'work', id from works where left(work_key, length($1)) = $1 order by id`,
+    [prefix],
+  );
+}
+
 export interface ToResolve {
   /** Row ids, to delete once resolved. */
   rows: number[];
@@ -155,6 +169,8 @@ export async function authorRecords(db: Queryable, ids: readonly string[]): Prom
 
 export interface AuthoredWork {
   id: string;
+  /** Its key (see 001_catalogue.sql): what tells apart works of equal popularity, whatever their ids. */
+  workKey: string;
   /** Whether Open Library keys it (work key `ol:<key>`): its grouping wins. */
   openLibrary: boolean;
   /** The first author of its most popular live edition, and that edition's title. */
@@ -164,16 +180,18 @@ export interface AuthoredWork {
 }
 
 /**
- * Live works with the first author and title of their most popular live edition; with `scope` (live
- * authors), only works with a live book credited to one of them (every work whose first author that is).
+ * Live works with the first author and title of their most popular live edition (of editions equally
+ * popular, the first by identity, so that the same files make the same choice whatever ids a run
+ * mints); with `scope` (live authors), only works with a live book credited to one of them (every
+ * work whose first author that is).
  */
 export async function authoredWorks(db: Queryable, scope: readonly string[] | null = null): Promise<AuthoredWork[]> {
-  const { rows } = await db.query<{ id: string; open_library: boolean; author_id: string; title: string; popularity: number }>(
-    `select w.id, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
+  const { rows } = await db.query<{ id: string; work_key: string; open_library: boolean; author_id: string; title: string; popularity: number }>(
+    `select w.id, w.work_key, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
        from works w
        join lateral (select b.title, ba.author_id from books b join book_authors ba on ba.book_id = b.id
                       where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
-                      order by b.popularity desc, b.id, ba.position limit 1 offset 0) e on true
+                      order by b.popularity desc, coalesce(b.source_key, b.isbn_13), ba.position limit 1 offset 0) e on true
        left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
       where w.merged_into is null and w.deleted_at is null
         and ($1::text[] is null or w.id in (select b.work_id from book_authors ba join books b on b.id = ba.book_id
@@ -182,6 +200,7 @@ export async function authoredWorks(db: Queryable, scope: readonly string[] | nu
   );
   return rows.map((row) => ({
     id: row.id,
+    workKey: row.work_key,
     openLibrary: row.open_library,
     authorId: row.author_id,
     title: row.title,
