@@ -178,34 +178,39 @@ test.serial('an import resolves only what it touched: writers it did not touch w
   );
 });
 
-test.serial('an import killed with kill -9 while it resolves leaves its authors noted and the catalogue whole; the next import finishes', async (t) => {
-  const goodbooksBrown = await authorIdByKey('dan brown');
-  // Batches committed, the resolution under way: its merge of goodbooks' Dan Brown waits on this lock until the
-  // kill (a lock the batches' credits, which only keep the row from going, do not wait on).
-  await withTransaction(world.db, async (client) => {
-    await client.query('select id from authors where id = $1 for no key update', [goodbooksBrown]);
-    const { child, exited } = spawnCli(world.env, ['import', 'openlibrary', '--no-progress', await dump(BROWN)]);
-    await eventually(async () => {
-      const { rows } = await world.db.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-      );
-      return rows[0]!.n > 0 && (await noted()) > 0;
-    }, 60_000);
-    t.is(child.exitCode, null, 'the import was resolving, blocked on the lock');
-    child.kill('SIGKILL');
-    t.is(await exited, 'SIGKILL');
-  });
+test.serial(
+  'an import killed with kill -9 while it resolves leaves its authors noted and the catalogue whole; the next import finishes',
+  async (t) => {
+    const goodbooksBrown = await authorIdByKey('dan brown');
+    // Batches committed, the resolution under way: its merge of goodbooks' Dan Brown waits on this lock until the
+    // kill (a lock the batches' credits, which only keep the row from going, do not wait on).
+    await withTransaction(world.db, async (client) => {
+      await client.query('select id from authors where id = $1 for no key update', [goodbooksBrown]);
+      const { child, exited } = spawnCli(world.env, ['import', 'openlibrary', '--no-progress', await dump(BROWN)]);
+      await eventually(async () => {
+        const { rows } = await world.db.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        return rows[0]!.n > 0 && (await noted()) > 0;
+      }, 60_000);
+      t.is(child.exitCode, null, 'the import was resolving, blocked on the lock');
+      child.kill('SIGKILL');
+      t.is(await exited, 'SIGKILL');
+    });
 
-  t.is((await liveAuthors('dan brown')).length, 2, 'no merge half done');
-  t.true((await noted()) > 0, 'the authors it touched are still noted');
-  const orphans = await world.db.query('select 1 from book_authors ba join authors a on a.id = ba.author_id where a.merged_into is not null');
-  t.is(orphans.rowCount, 0, 'no book credits a merged record');
+    t.is((await liveAuthors('dan brown')).length, 2, 'no merge half done');
+    t.true((await noted()) > 0, 'the authors it touched are still noted');
+    const orphans = await world.db.query(
+      'select 1 from book_authors ba join authors a on a.id = ba.author_id where a.merged_into is not null',
+    );
+    t.is(orphans.rowCount, 0, 'no book credits a merged record');
 
-  // The next import, of a file that changes nothing, resolves what the killed one left.
-  await importFile(world, 'goodbooks', files[0]!);
-  t.deepEqual(
-    (await liveAuthors('dan brown')).map((author) => author.name_key),
-    ['ol:OL39329A'],
-  );
-  t.is(await noted(), 0);
-});
+    // The next import, of a file that changes nothing, resolves what the killed one left.
+    await importFile(world, 'goodbooks', files[0]!);
+    t.deepEqual(
+      (await liveAuthors('dan brown')).map((author) => author.name_key),
+      ['ol:OL39329A'],
+    );
+    t.is(await noted(), 0);
+  },
+);

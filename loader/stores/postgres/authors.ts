@@ -113,7 +113,10 @@ export async function liveAuthorsOf(db: Queryable, authorIds: readonly string[],
  * never one person twice, and are left out. With `scope` (live authors), only the pairs with one of
  * them: the works looked at are theirs.
  */
-export async function authorsSharingWorks(db: Queryable, scope: readonly string[] | null = null): Promise<{ a: string; b: string; works: number }[]> {
+export async function authorsSharingWorks(
+  db: Queryable,
+  scope: readonly string[] | null = null,
+): Promise<{ a: string; b: string; works: number }[]> {
   const { rows } = await db.query<{ a: string; b: string; works: number }>(
     `with scoped_work as (
        select b.work_id from book_authors ba join books b on b.id = ba.book_id
@@ -186,7 +189,14 @@ export interface AuthoredWork {
  * work whose first author that is).
  */
 export async function authoredWorks(db: Queryable, scope: readonly string[] | null = null): Promise<AuthoredWork[]> {
-  const { rows } = await db.query<{ id: string; work_key: string; open_library: boolean; author_id: string; title: string; popularity: number }>(
+  const { rows } = await db.query<{
+    id: string;
+    work_key: string;
+    open_library: boolean;
+    author_id: string;
+    title: string;
+    popularity: number;
+  }>(
     `select w.id, w.work_key, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
        from works w
        join lateral (select b.title, ba.author_id from books b join book_authors ba on ba.book_id = b.id
