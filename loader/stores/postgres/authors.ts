@@ -107,46 +107,61 @@ export async function liveAuthorsOf(db: Queryable, authorIds: readonly string[],
   return rows.map((row) => row.id);
 }
 
+// Credits (and claims, see claimCredits) of live books, by work, as (work_id, author_id as written).
+const CREDITS = `credit as (
+  select b.work_id, ba.author_id
+    from book_authors ba join books b on b.id = ba.book_id
+   where b.merged_into is null and b.deleted_at is null
+  union
+  select b.work_id, c.author_id
+    from claimed_credits c join books cb on cb.id = c.book_id join books b on b.id = coalesce(cb.merged_into, cb.id)
+   where b.deleted_at is null
+)`;
+// The same of the works where the authors $1 (live) are credited or claimed, reached from them.
+const CREDITS_OF_SCOPE = `scoped_work as (
+  select b.work_id from book_authors ba join books b on b.id = ba.book_id
+   where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null
+  union
+  select b.work_id from authors a join claimed_credits c on c.author_id = a.id join books cb on cb.id = c.book_id
+    join books b on b.id = coalesce(cb.merged_into, cb.id)
+   where (a.id = any($1::text[]) or a.merged_into = any($1::text[])) and b.deleted_at is null
+), credit as (
+  select b.work_id, ba.author_id
+    from scoped_work w join books b on b.work_id = w.work_id join book_authors ba on ba.book_id = b.id
+   where b.merged_into is null and b.deleted_at is null
+  union
+  select b.work_id, c.author_id
+    from scoped_work w join books b on b.work_id = w.work_id join books cb on cb.id = b.id or cb.merged_into = b.id
+    join claimed_credits c on c.book_id = cb.id
+   where b.merged_into is null and b.deleted_at is null
+)`;
+
 /**
  * Pairs of live authors credited (or claimed, see claimCredits) on books of one live work, as final
  * survivors, with how many works they share. Authors credited together on one book are co-authors,
  * never one person twice, and are left out. With `scope` (live authors), only the pairs with one of
- * them: the works looked at are theirs.
+ * them, found from their works alone.
  */
 export async function authorsSharingWorks(
   db: Queryable,
   scope: readonly string[] | null = null,
 ): Promise<{ a: string; b: string; works: number }[]> {
   const { rows } = await db.query<{ a: string; b: string; works: number }>(
-    `with scoped_work as (
-       select b.work_id from book_authors ba join books b on b.id = ba.book_id
-        where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null
-       union
-       select b.work_id from authors a join claimed_credits c on c.author_id = a.id join books cb on cb.id = c.book_id
-         join books b on b.id = coalesce(cb.merged_into, cb.id)
-        where (a.id = any($1::text[]) or a.merged_into = any($1::text[])) and b.deleted_at is null
-     ), credit as (
-       select b.work_id, coalesce(a.merged_into, a.id) as author_id
-         from book_authors ba join books b on b.id = ba.book_id join authors a on a.id = ba.author_id
-        where b.merged_into is null and b.deleted_at is null and ($1::text[] is null or b.work_id in (select work_id from scoped_work))
-       union
-       select b.work_id, coalesce(a.merged_into, a.id)
-         from claimed_credits c join books cb on cb.id = c.book_id join books b on b.id = coalesce(cb.merged_into, cb.id)
-         join authors a on a.id = c.author_id
-        where b.deleted_at is null and ($1::text[] is null or b.work_id in (select work_id from scoped_work))
-     ), live as (
-       select c.* from credit c join authors a on a.id = c.author_id where a.deleted_at is null
+    `with ${scope ? CREDITS_OF_SCOPE : CREDITS}, live as (
+       select distinct c.work_id, s.id as author_id
+         from credit c join authors a on a.id = c.author_id join authors s on s.id = coalesce(a.merged_into, a.id)
+        where s.deleted_at is null
      ), pairs as (
        select x.author_id as a, y.author_id as b, count(*)::int as works
          from live x join live y on y.work_id = x.work_id and y.author_id > x.author_id
         group by 1, 2
      )
      select p.* from pairs p
-      where ($1::text[] is null or p.a = any($1::text[]) or p.b = any($1::text[]))
-        and not exists (select 1 from book_authors ba join book_authors bb on bb.book_id = ba.book_id join books b on b.id = ba.book_id
+      where ${scope ? '(p.a = any($1::text[]) or p.b = any($1::text[])) and' : ''}
+            not exists (select 1 from book_authors ba join book_authors bb on bb.book_id = ba.book_id join books b on b.id = ba.book_id
                          where b.merged_into is null and ba.author_id = p.a and bb.author_id = p.b)
       order by p.a, p.b`,
-    [scope],
+    scope ? [scope] : [],
   );
   return rows;
 }
@@ -169,6 +184,10 @@ export async function authorRecords(db: Queryable, ids: readonly string[]): Prom
   );
   return new Map(rows.map((row) => [row.id, { id: row.id, names: row.names, openLibrary: row.open_library, createdAt: row.created_at }]));
 }
+
+// Works with a live book credited to one of the authors $1.
+const SCOPED_WORK = `and w.id in (select b.work_id from book_authors ba join books b on b.id = ba.book_id
+                                   where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null)`;
 
 export interface AuthoredWork {
   id: string;
@@ -204,9 +223,8 @@ export async function authoredWorks(db: Queryable, scope: readonly string[] | nu
                       order by b.popularity desc, coalesce(b.source_key, b.isbn_13), ba.position limit 1 offset 0) e on true
        left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
       where w.merged_into is null and w.deleted_at is null
-        and ($1::text[] is null or w.id in (select b.work_id from book_authors ba join books b on b.id = ba.book_id
-                                             where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null))`,
-    [scope],
+        ${scope ? SCOPED_WORK : ''}`,
+    scope ? [scope] : [],
   );
   return rows.map((row) => ({
     id: row.id,
