@@ -87,13 +87,18 @@ async function resolve(db: Pool, cache: ResponseCache | null, scope: string[] | 
   const outcome: AuthorResolution = { authors: 0, works: 0 };
   if (scope?.length === 0) return outcome;
   // A merge credits the survivor with the merged record's books, which may tie it to a third record:
-  // the next pass looks at the survivors, and the scope grows by them.
+  // another pass looks at the survivors (their ties are the only ones that changed), and the works
+  // of the survivors are grouped with the rest of the scope's.
   let current = scope;
+  let pass = scope;
   for (;;) {
-    const { merged, survivors } = await mergeAuthorPass(db, cache, current);
+    const { merged, survivors } = await mergeAuthorPass(db, cache, pass);
     if (merged === 0) break;
     outcome.authors += merged;
-    if (current) current = await liveAuthorsOf(db, [...current, ...survivors], []);
+    if (current) {
+      pass = await liveAuthorsOf(db, survivors, []);
+      current = await liveAuthorsOf(db, [...current, ...survivors], []);
+    }
   }
   outcome.works = await groupWorks(db, cache, current);
   return outcome;
@@ -117,9 +122,12 @@ async function mergeAuthorPass(
   // Which record a record goes into depends on all of its ties (none if two are Open Library's):
   // the records tied to the scope are looked at with all of theirs, and only they may go.
   let movable: Set<string> | null = null;
-  if (scope && pairs.length > 0) {
-    movable = new Set([...scope, ...pairs.flatMap((pair) => [pair.a, pair.b])]);
-    pairs = await authorsSharingWorks(db, [...movable]);
+  if (scope) {
+    movable = new Set(scope);
+    const partners = [...new Set(pairs.flatMap((pair) => [pair.a, pair.b]))].filter((id) => !movable!.has(id));
+    for (const id of partners) movable.add(id);
+    const seen = new Set(pairs.map((pair) => `${pair.a} ${pair.b}`));
+    if (partners.length > 0) pairs.push(...(await authorsSharingWorks(db, partners)).filter((pair) => !seen.has(`${pair.a} ${pair.b}`)));
   }
   const records = await authorRecords(db, [...new Set(pairs.flatMap((pair) => [pair.a, pair.b]))]);
   // For each record, the records it may be merged into: tied to it, of a compatible name, ranked above it.
