@@ -41,8 +41,8 @@ export async function noteToResolve(client: PoolClient, ids: Iterable<string>): 
  * Notes, in the caller's transaction, every work whose key starts with `prefix`: an Open Library
  * first load's works of editions that name none ("ol-edition:..."). The rest of what a first load
  * writes set-based needs no resolution: Open Library's authors are never merged into one another,
- * and its keyed works ("ol:...") never grouped together; such a work may join a same-titled work of
- * its author. (What it hands to the record path notes itself.)
+ * and its keyed works ("ol:...") never grouped together; only a work of an edition that names none
+ * may join a same-titled work of its author. (What it hands to the record path notes itself.)
  */
 export async function noteWorksKeyed(client: PoolClient, prefix: string): Promise<void> {
   await client.query(
@@ -77,6 +77,7 @@ export async function notedRows(db: Queryable): Promise<number[]> {
   return rows.map((row) => row.id);
 }
 
+/** Deletes noted rows once what they stand for is resolved. */
 export async function forgetResolved(db: Queryable, rows: readonly number[]): Promise<void> {
   if (rows.length > 0) await db.query('delete from authors_to_resolve where id = any($1::bigint[])', [rows]);
 }
