@@ -58,8 +58,9 @@ export async function resolveAuthors(db: Pool, cache: ResponseCache | null): Pro
   return outcome;
 }
 
-// Noted rows resolved at a time: the authors they stand for are one scope.
-const NOTED_PER_ROUND = 1_000;
+// Noted rows resolved at a time: the authors they stand for are one scope, each looked at once however
+// many batches noted them (a prolific author is noted by many).
+const NOTED_PER_ROUND = 50_000;
 
 /**
  * The authors imports noted, resolved, round after round until none is left. Each round holds its
