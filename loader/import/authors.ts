@@ -119,7 +119,7 @@ async function mergeAuthorPass(
   cache: ResponseCache | null,
   scope: string[] | null,
 ): Promise<{ merged: number; survivors: string[] }> {
-  let pairs = await authorsSharingWorks(db, scope);
+  const pairs = await authorsSharingWorks(db, scope);
   // Which record a record goes into depends on all of its ties (none if two are Open Library's):
   // the records tied to the scope are looked at with all of theirs, and only they may go.
   let movable: Set<string> | null = null;
