@@ -1,13 +1,11 @@
 import test from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 
-import { resolveAuthors } from '../loader/import/authors.js';
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { createLogger } from '../src/log.js';
 import { GOODBOOKS_300, importFile } from './helpers/catalogue.js';
 import { useApi } from './helpers/env.js';
+import { olAuthor as author, olDumpFile, olEdition as edition, olWork as work } from './helpers/openlibrary.js';
 import { runCli } from './helpers/processes.js';
 
 /**
@@ -15,24 +13,6 @@ import { runCli } from './helpers/processes.js';
  * records of writers: Suzanne Collins with an edition of a goodbooks ISBN and a work goodbooks has
  * too, a Stephen King with no book in common, and a Jane Collins claimed on another goodbooks ISBN.
  */
-const line = (type: string, key: string, json: object): string =>
-  `${type}\t${key}\t1\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key, revision: 1 })}`;
-const author = (key: string, name: string) => line('/type/author', `/authors/${key}`, { name, type: { key: '/type/author' } });
-const work = (key: string, title: string, authorKey: string) =>
-  line('/type/work', `/works/${key}`, {
-    title,
-    type: { key: '/type/work' },
-    authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }],
-  });
-const edition = (key: string, title: string, isbn: string, workKey: string, authorKey: string) =>
-  line('/type/edition', `/books/${key}`, {
-    title,
-    isbn_13: [isbn],
-    type: { key: '/type/edition' },
-    works: [{ key: `/works/${workKey}` }],
-    authors: [{ key: `/authors/${authorKey}` }],
-  });
-
 const DUMP = [
   author('OL1A', 'Suzanne Collins'),
   work('OL1W', 'The Hunger Games', 'OL1A'),
@@ -50,34 +30,33 @@ const DUMP = [
   edition('OL4M', 'Mockingjay', '9780439023511', 'OL4W', 'OL4A'),
 ];
 
-let scratch: string;
+let dump: string | undefined;
+// Before the Open Library import: the change feed's end, goodbooks' Suzanne Collins and its work of Catching Fire.
+const prior = { seq: '', goodbooksCollins: '', goodbooksCatchingFire: '' };
 const api = useApi(test, {
   prepare: async (world) => {
     await importFile(world, 'goodbooks', GOODBOOKS_300);
-    scratch = await mkdtemp(join(tmpdir(), 'bookmeta-authors-'));
-    const dump = join(scratch, 'ol_dump.txt');
-    await writeFile(dump, `${DUMP.join('\n')}\n`);
+    prior.goodbooksCollins = await authorId('name_key', 'suzanne collins', world);
+    prior.goodbooksCatchingFire = await workOf('9780439023498', world);
+    prior.seq = (await world.db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq;
+    dump = await olDumpFile(DUMP);
     await importOpenLibrary([dump], { db: world.db, cache: null, log: createLogger('silent') }, { progress: false });
   },
 });
 test.after.always(async () => {
-  if (scratch) await rm(scratch, { recursive: true, force: true });
+  if (dump) await rm(dump, { force: true });
 });
 
-const authorId = async (where: string, value: string): Promise<string> =>
-  (await api.world.db.query<{ id: string }>(`select id from authors where ${where} = $1`, [value])).rows[0]!.id;
-const workOf = async (isbn: string): Promise<string> =>
-  (await api.world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
+const authorId = async (where: string, value: string, world = api.world): Promise<string> =>
+  (await world.db.query<{ id: string }>(`select id from authors where ${where} = $1`, [value])).rows[0]!.id;
+const workOf = async (isbn: string, world = api.world): Promise<string> =>
+  (await world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
 
 test.serial(
-  'an author of two sources tied by a shared ISBN becomes one: the merged id answers 301, the feed records it, the split work groups',
+  'the import of an author of another source tied by a shared ISBN ends with one record: the merged id answers 301, the feed records it, the split work groups',
   async (t) => {
-    const goodbooksCollins = await authorId('name_key', 'suzanne collins');
+    const { goodbooksCollins, goodbooksCatchingFire } = prior;
     const openLibraryCollins = await authorId('name_key', 'ol:OL1A');
-    const goodbooksCatchingFire = await workOf('9780439023498');
-    const before = (await api.world.db.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from changes')).rows[0]!.seq;
-
-    t.deepEqual(await resolveAuthors(api.world.db, api.world.cache), { authors: 1, works: 1 });
 
     const response = await api.get(`/v1/authors/${goodbooksCollins}`);
     t.is(response.status, 301);
@@ -86,7 +65,7 @@ test.serial(
     t.is(survivor.name, 'Suzanne Collins');
     const { rows: merges } = await api.world.db.query<{ entity: string; entity_id: string; survivor_id: string }>(
       'select entity, entity_id, survivor_id from changes where seq > $1 and operation = $2 order by seq',
-      [before, 'merge'],
+      [prior.seq, 'merge'],
     );
     t.deepEqual(
       merges.filter((row) => row.entity === 'author'),

@@ -25,7 +25,7 @@ import {
   type EditionFields,
   type StoredEdition,
 } from '../stores/postgres/editions.js';
-import { claimCredits } from '../stores/postgres/authors.js';
+import { claimCredits, noteToResolve } from '../stores/postgres/authors.js';
 
 /**
  * How a batch of editions enters the catalogue: one transaction that upserts the editions with
@@ -96,6 +96,7 @@ export async function upsertEditions(pool: Pool, inputs: readonly EditionInput[]
       const row = existing.get(identity(input));
       if (row) await reviseEdition(client, row, input, policy, authorIds, outcome);
     }
+    await noteToResolve(client, outcome.touched);
     await recordChanges(client, outcome.changes);
     return outcome;
   });

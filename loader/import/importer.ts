@@ -4,6 +4,7 @@ import type { Pool } from '../../src/stores/postgres/pool.js';
 import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 import type { Logger } from '../../src/log.js';
 import { csvRows, type CsvProblem } from './csvRows.js';
+import { resolveTouchedAuthors } from './authors.js';
 
 /** What one source row becomes: an edition to write, or the reason it cannot be. */
 export type ParsedRow = { edition: EditionInput; repaired: boolean } | { rejected: string };
@@ -85,7 +86,8 @@ export async function importRows<Row extends object>(path: string, report: Impor
 /**
  * Streams a source file into the catalogue in batches of BATCH rows, one transaction each. Memory
  * stays constant whatever the file size; a bad row is reported and never stops the import. The
- * tables it changed are left with fresh planner statistics (analyzeCatalogueTables).
+ * tables it changed are left with fresh planner statistics (analyzeCatalogueTables), and the authors
+ * it touched resolved across sources (resolveTouchedAuthors).
  */
 export async function importCatalogue(
   source: CatalogueSource,
@@ -116,5 +118,6 @@ export async function importCatalogue(
     onProgress,
   });
   if (report.inserted + report.updated > 0) await analyzeCatalogueTables(stores.db);
+  stores.log.info(await resolveTouchedAuthors(stores.db, stores.cache), 'authors resolved across sources');
   return report;
 }

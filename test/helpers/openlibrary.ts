@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
 import { changesSince } from '../../src/services/changeFeed.js';
 import { ShortCache } from '../../src/services/shortCache.js';
@@ -98,4 +102,31 @@ export async function feedAsClientsRead(
     if (!page.has_more) return { byEntity, survivorsUnseen };
     cursor = page.next;
   }
+}
+
+/** Lines of an Open Library dump written for a test: an author, a work, an edition (revision 1 unless given). */
+const dumpLine = (type: string, key: string, json: object, revision = 1): string =>
+  `${type}\t${key}\t${revision}\t2024-01-01T00:00:00\t${JSON.stringify({ ...json, key, revision })}`;
+export const olAuthor = (key: string, name: string): string =>
+  dumpLine('/type/author', `/authors/${key}`, { name, type: { key: '/type/author' } });
+export const olWork = (key: string, title: string, authorKey: string): string =>
+  dumpLine('/type/work', `/works/${key}`, {
+    title,
+    type: { key: '/type/work' },
+    authors: [{ type: { key: '/type/author_role' }, author: { key: `/authors/${authorKey}` } }],
+  });
+export const olEdition = (key: string, title: string, isbn: string, workKey: string, authorKey: string): string =>
+  dumpLine('/type/edition', `/books/${key}`, {
+    title,
+    isbn_13: [isbn],
+    type: { key: '/type/edition' },
+    works: [{ key: `/works/${workKey}` }],
+    authors: [{ key: `/authors/${authorKey}` }],
+  });
+
+/** A dump file of these lines in the temporary directory (the caller removes it). */
+export async function olDumpFile(lines: readonly string[]): Promise<string> {
+  const path = join(tmpdir(), `bookmeta-ol_dump_${randomBytes(6).toString('hex')}.txt`);
+  await writeFile(path, `${lines.join('\n')}\n`);
+  return path;
 }

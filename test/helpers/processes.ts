@@ -30,6 +30,12 @@ export function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResul
   return runProcess(process.execPath, [...NODE_ARGS, ...args], { env, cwd: projectPath() });
 }
 
+/** A command left running, its output ignored: for a test that signals it (a kill -9 mid-way). */
+export function spawnCli(env: NodeJS.ProcessEnv, args: string[]): { child: ChildProcess; exited: Promise<NodeJS.Signals | null> } {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], { env, cwd: projectPath(), stdio: 'ignore' });
+  return { child, exited: new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal))) };
+}
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;

@@ -3,7 +3,7 @@ import { MAX_REDIRECT_HOPS, olKeyKind, type OlEdition, type OlKind, type OlRecor
 import { recordChanges, type Change } from '../../../src/stores/postgres/changes.js';
 import { mergeInTransaction } from '../../../src/stores/postgres/merges.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
-import { claimCredits } from '../../stores/postgres/authors.js';
+import { claimCredits, noteToResolve } from '../../stores/postgres/authors.js';
 import { creditAuthors } from '../../stores/postgres/editions.js';
 import {
   addExternalIds,
@@ -143,6 +143,8 @@ class OlBatch {
     await this.deletes(ofType('delete'));
     await saveOlRecords(this.client, [...this.saved.values()]);
     await this.merge();
+    // The authors and works it changed are resolved across sources when the import ends.
+    await noteToResolve(this.client, this.outcome.touched);
     await recordChanges(this.client, this.outcome.changes);
     return this.outcome;
   }

@@ -21,9 +21,10 @@ import {
   type StagePart,
 } from '../../stores/postgres/openlibraryFirstLoad.js';
 import { deriveWorkPopularityIn } from '../../stores/postgres/readerSignals.js';
+import { noteWorksKeyed } from '../../stores/postgres/authors.js';
 import type { ImportReport } from '../importer.js';
 import { applyOlRecordsIn } from './apply.js';
-import { olNameKey, olWorkKey } from './keys.js';
+import { olNameKey, olWorkKey, ownWorkKey } from './keys.js';
 import { addTally, dumpLines, emptyReport, recordsAtLines } from './dump.js';
 import { StagePool, type StagedChunk, type StageJob } from './stage.js';
 import { OL_BATCH, type OlImportOptions } from './options.js';
@@ -143,6 +144,8 @@ export async function firstLoad(paths: readonly string[], stores: OlStores, opti
       () => applyRouted(client, paths, routed, reports, options.batchSize ?? OL_BATCH),
       (ids) => `${ids.size} entities touched`,
     );
+    // With the load, not after it: a kill after the commit leaves them to the next import (see ../authors.ts).
+    await noteWorksKeyed(client, ownWorkKey(''));
     // Before the commit: the books loaded then need no change of their own for it (see deriveWorkPopularityIn).
     await timed(
       'work popularity',

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { resolveTouchedAuthors } from '../authors.js';
 import { createProgress, type ProgressReporter } from '../../index/progress.js';
 import { hasOlRecords } from '../../stores/postgres/openlibrary.js';
 import { deriveWorkPopularity, type ReaderDumpKind } from '../../stores/postgres/readerSignals.js';
@@ -21,8 +22,10 @@ import type { OlStores } from './stores.js';
  * order) line by line in constant memory, and applies every record in batches of one transaction
  * each (see apply.ts), skipping by revision those it has. Either way a killed import loses at most
  * the batch under way (a first load, all of it), and running it again skips, by revision, every
- * record already applied. The readers' dumps (reading log, ratings) are counted per work after the
- * catalogue's (see readerDumps.ts), and every run ends by deriving the works' popularity.
+ * record already applied. The authors the records touched are then resolved across sources (see
+ * ../authors.ts; after a first load's commit, so a kill meanwhile leaves them noted for the next
+ * import). The readers' dumps (reading log, ratings) are counted per work after the catalogue's (see
+ * readerDumps.ts), and every run ends by deriving the works' popularity, of the works as resolved.
  */
 export async function importOpenLibrary(
   paths: readonly string[],
@@ -34,6 +37,7 @@ export async function importOpenLibrary(
   for (const path of paths) dumps.push({ path, readers: readerDumpKind(path, await firstLine(path)) });
   const catalogue = dumps.filter((dump) => dump.readers === null).map((dump) => dump.path);
   const reports = catalogue.length > 0 ? await importCatalogueDumps(catalogue, stores, options) : [];
+  stores.log.info(await resolveTouchedAuthors(stores.db, stores.cache), 'authors resolved across sources');
   for (const { path, readers } of dumps) if (readers !== null) reports.push(await importReaderDump(path, readers, stores.db, options));
   // Readers and editions make a work's popularity: derived again from everything imported.
   const popularity = await deriveWorkPopularity(stores.db);
