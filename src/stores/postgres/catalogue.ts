@@ -25,6 +25,7 @@ const BOOK_COLUMNS = `
   b.publisher, b.year, b.language, b.pages, cover_url_of(b.cover_url) as cover_url, b.physical_format,
   coalesce(b.subjects, '{}') as subjects, b.description,
   b.popularity as ratings_count, b.average_rating,
+  readers_of_work(b.work_id) as readers, rating_of_work(b.work_id) as rating,
   ${IDENTIFIERS('b.id')} as identifiers,
   to_char(b.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at`;
 
@@ -89,6 +90,7 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
                           where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
                           group by ba.author_id) wa
                    join authors a on a.id = wa.author_id), '[]'::json) as authors,
+       readers_of_work(w.id) as readers, rating_of_work(w.id) as rating,
        (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null) as edition_count,
        coalesce((select json_agg(e) from (
                    select b.id, b.isbn_13, b.title, b.publisher, b.year, b.language
