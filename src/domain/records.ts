@@ -57,14 +57,21 @@ const sourceRating = (meta: { id: string; description: string }) =>
 /** What readers think of a work: every source's ratings, those on one scale together. */
 export const rating = z
   .object({
-    average: z.number().nullable().meta({ description: 'Of all five-star ratings (Open Library and Goodreads), to two decimals; null when nobody rated.' }),
+    average: z
+      .number()
+      .nullable()
+      .meta({ description: 'Of all five-star ratings (Open Library and Goodreads), to two decimals; null when nobody rated.' }),
     count: z.int().min(0).meta({ description: 'Five-star ratings, Open Library and Goodreads together.' }),
     stars: stars.meta({ description: 'How many gave each star, of the ratings whose stars are known (Open Library).' }),
     sources: z.object({
-      openlibrary: sourceRating({ id: 'OpenLibraryRating', description: "Open Library readers' ratings of the work, 1 to 5 stars (the ratings dump)." }),
+      openlibrary: sourceRating({
+        id: 'OpenLibraryRating',
+        description: "Open Library readers' ratings of the work, 1 to 5 stars (the ratings dump).",
+      }),
       goodreads: sourceRating({
         id: 'GoodreadsRating',
-        description: "Goodreads readers' ratings of the work's editions, 1 to 5 stars (goodbooks-10k: each edition's ratings_count and average_rating); stars not known.",
+        description:
+          "Goodreads readers' ratings of the work's editions, 1 to 5 stars (goodbooks-10k: each edition's ratings_count and average_rating); stars not known.",
       }),
       book_crossing: sourceRating({
         id: 'BookCrossingRating',
@@ -106,7 +113,10 @@ export const bookRecord = z
     ratings_count: z.int(),
     average_rating: z.number().nullable(),
     readers: readers.meta({ description: "Its work's readers (the same as the work's record shows)." }),
-    rating: rating.meta({ description: "What readers think of its work (the same as the work's record shows); `ratings_count` and `average_rating` are this edition's own Goodreads ratings." }),
+    rating: rating.meta({
+      description:
+        "What readers think of its work (the same as the work's record shows); `ratings_count` and `average_rating` are this edition's own Goodreads ratings.",
+    }),
     identifiers: identifiers('edition'),
     updated_at: timestamp,
   })
@@ -137,6 +147,25 @@ export const workRecord = z
   })
   .meta({ id: 'Work' });
 
+/** A work as lists of works show it: who wrote it, how many editions, its readers and rating, without its editions. */
+export const workListing = workRecord
+  .pick({
+    id: true,
+    kind: true,
+    title: true,
+    subtitle: true,
+    original_year: true,
+    cover_url: true,
+    authors: true,
+    readers: true,
+    rating: true,
+    edition_count: true,
+  })
+  .meta({
+    id: 'WorkListing',
+    description: 'A work as `GET /v1/works/{id}` shows it, without its subjects, description, identifiers and editions.',
+  });
+
 export const workSummary = workRecord.pick({ id: true, title: true, original_year: true }).meta({ id: 'WorkSummary' });
 
 export const authorRecord = z
@@ -164,6 +193,7 @@ export type BookRecord = z.output<typeof bookRecord>;
 export type EditionSummary = z.output<typeof editionSummary>;
 export type WorkRecord = z.output<typeof workRecord>;
 export type WorkSummary = z.output<typeof workSummary>;
+export type WorkListing = z.output<typeof workListing>;
 export type AuthorRecord = z.output<typeof authorRecord>;
 export type AuthorSummary = z.output<typeof authorSummary>;
 

@@ -1,3 +1,4 @@
+import { TRENDING_KEPT, TRENDING_PERIOD_DAYS } from '../../../src/domain/trending.js';
 import { recordChanges } from '../../../src/stores/postgres/changes.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
 
@@ -53,15 +54,6 @@ const SQL_NAME = {
   rated5: 'rated_5',
 } as const;
 const TALLIED = Object.keys(SQL_NAME) as (keyof ReaderTally)[];
-
-/**
- * The reading log's entries are kept per day for as many days as trending looks back (a year) before
- * the dump's newest day; older entries only count in the totals.
- */
-export const TRENDING_PERIOD_DAYS = { day: 1, week: 7, month: 30, year: 365 } as const;
-export type TrendingPeriod = keyof typeof TRENDING_PERIOD_DAYS;
-/** How many works of each period's ranking are kept: as far as a list may page (SEARCH_MAX_WINDOW). */
-export const TRENDING_KEPT = 1_000;
 
 /**
  * The counts of one dump file, gathered batch by batch in temporary tables of one session and
@@ -150,7 +142,10 @@ export class ReaderCounting {
   }
 }
 
-/** The reading log's entries per work key and day become the file's, for the year before its newest day. */
+/**
+ * The reading log's entries per work key and day become the file's, for as many days as trending
+ * looks back (a year) up to its newest day; older entries only count in the totals.
+ */
 async function replaceReadingLogDays(client: PoolClient): Promise<void> {
   await client.query('delete from openlibrary_reading_log_days');
   await client.query(
