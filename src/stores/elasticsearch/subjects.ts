@@ -1,7 +1,9 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { subjectKey } from '../../domain/subjects.js';
 import type { Elastic } from './client.js';
+import { BOOK, FACET_SEPARATOR } from './booksIndex.js';
 import { facetAggregations, readFacets, type FacetValue } from './facets.js';
+import { sortOrder } from './search.js';
 
 /**
  * A subject's works and what goes with them, in one search of the books index: its works ranked by
@@ -33,8 +35,6 @@ export interface SubjectPage {
   subjects: FacetValue[];
 }
 
-// Between an author's id and name in author_facet (see facets.ts).
-const SEPARATOR = '\u001f';
 // The cardinality aggregation counts exactly up to this many (Elasticsearch's largest).
 const EXACT_COUNT = 40_000;
 
@@ -45,20 +45,16 @@ export async function subjectWorks(elastic: Elastic, index: string, query: Subje
     size: query.limit,
     _source: false,
     track_total_hits: false,
-    query: { bool: { filter: [{ term: { subject_keys: query.key } }] } },
-    // The order of search's sort=readers with one result per work (stores/elasticsearch/search.ts).
-    sort: [
-      { work_readers: { order: 'desc', missing: '_last', unmapped_type: 'long' } },
-      { popularity: { order: 'desc' } },
-      { id: { order: 'asc' } },
-    ],
-    collapse: { field: 'work_id' },
-    docvalue_fields: ['work_id'],
+    query: { bool: { filter: [{ term: { [BOOK.subject_keys.path]: query.key } }] } },
+    // The order of search's sort=readers with one result per work.
+    sort: sortOrder('readers', false),
+    collapse: { field: BOOK.work_id.path },
+    docvalue_fields: [BOOK.work_id.path],
     aggs: {
-      works: { cardinality: { field: 'work_id', precision_threshold: EXACT_COUNT } },
+      works: { cardinality: { field: BOOK.work_id.path, precision_threshold: EXACT_COUNT } },
       authors: {
-        terms: { field: 'author_facet', size: query.related, order: { readers: 'desc' } },
-        aggs: { readers: { sum: { field: 'popularity' } } },
+        terms: { field: BOOK.author_facet.path, size: query.related, order: { readers: 'desc' } },
+        aggs: { readers: { sum: { field: BOOK.popularity.path } } },
       } satisfies estypes.AggregationsAggregationContainer,
       // One more: the subject itself is among them, and is left out.
       ...facetAggregations(['subject'], {}, query.related + 1, true),
@@ -75,9 +71,9 @@ export async function subjectWorks(elastic: Elastic, index: string, query: Subje
   return {
     works: works?.value ?? 0,
     name: own?.value ?? null,
-    workIds: response.hits.hits.map((hit) => String((hit.fields?.work_id as unknown[] | undefined)?.[0])),
+    workIds: response.hits.hits.map((hit) => String((hit.fields?.[BOOK.work_id.path] as unknown[] | undefined)?.[0])),
     authors: (authors?.buckets ?? []).map((bucket) => {
-      const [id = bucket.key, name = ''] = bucket.key.split(SEPARATOR);
+      const [id = bucket.key, name = ''] = bucket.key.split(FACET_SEPARATOR);
       return { id, name, readers: Math.round(bucket.readers.value) };
     }),
     subjects: subjects.filter((subject) => subject !== own).slice(0, query.related),
