@@ -248,24 +248,26 @@ importCommand
   .description('import Book-Crossing ratings (User-ID, ISBN, Book-Rating); derives "also liked" and records changes for sync')
   .argument('<file>', 'path of the CSV file')
   .action((file: string) =>
-    withDatabase(async (db) => {
-      const report = await importRatings(
-        file,
-        { db, log },
-        {
-          onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
-        },
-      );
-      // Recommendations read the derived lists from PostgreSQL: theirs have changed already.
-      await withCache((cache) => answersChanged({ cache, log }));
-      process.stderr.write('\n');
-      console.log(formatImportReport(report));
-      console.log(
-        `also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`,
-      );
-      const alsoLiked = { books: report.alsoLiked.books, changed: report.alsoLiked.changed.length };
-      log.info({ command: 'import ratings', reports: [{ ...importSummary(report), alsoLiked }] }, 'import finished');
-    }),
+    withDatabase((db) =>
+      withCache(async (cache) => {
+        const report = await importRatings(
+          file,
+          { db, log, cache },
+          {
+            onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
+          },
+        );
+        // Recommendations read the derived lists from PostgreSQL: theirs have changed already.
+        await answersChanged({ cache, log });
+        process.stderr.write('\n');
+        console.log(formatImportReport(report));
+        console.log(
+          `also liked: ${report.alsoLiked.books} books have a list; ${report.alsoLiked.changed.length} lists changed (run \`bookmeta sync\` to index them)`,
+        );
+        const alsoLiked = { books: report.alsoLiked.books, changed: report.alsoLiked.changed.length };
+        log.info({ command: 'import ratings', reports: [{ ...importSummary(report), alsoLiked }] }, 'import finished');
+      }),
+    ),
   );
 
 program

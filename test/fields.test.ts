@@ -86,7 +86,7 @@ test('an unknown field is a 400 naming it, and costs one unit like any request',
   await assertBadRequest(
     t,
     await search.post('/v1/works/batch?fields=year', JSON.stringify({ ids: [book!.work_id] })),
-    'unknown field "year" in fields: a work has id, kind, title, subtitle, original_year, subjects, description, cover_url, identifiers, authors, edition_count, editions, updated_at',
+    'unknown field "year" in fields: a work has id, kind, title, subtitle, original_year, cover_url, authors, readers, rating, edition_count, subjects, description, identifiers, editions, updated_at',
     'works batch',
   );
 

@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { bookRecord } from '../src/domain/records.js';
 import { merge } from '../src/services/merge.js';
 import { liveBooks } from './helpers/catalogue.js';
 import {
@@ -57,6 +58,11 @@ test('each tool answers byte for byte what the HTTP API answers for the same req
     ['recommend_books', { id: book.id, limit: 3 }, `/v1/books/${book.id}/recommendations?limit=3`],
     ['list_changes', { since: '0', limit: 5 }, '/v1/changes?since=0&limit=5'],
     ['list_changes', { since: '0' }, '/v1/changes?since=0'],
+    ['subject_works', { subject: 'Fiction', limit: 3, related: 2 }, '/v1/subjects/Fiction?limit=3&related=2'],
+    ['trending_works', { period: 'month' }, '/v1/trending?period=month'],
+    // fields cuts the records as fields= does.
+    ['get_book', { id: book.id, fields: 'title,year,readers' }, `/v1/books/${book.id}?fields=title,year,readers`],
+    ['search_books', { q: 'hunger games', fields: 'title' }, '/v1/books/search?q=hunger%20games&fields=title'],
   ];
   const { client } = await connect();
   try {
@@ -88,6 +94,8 @@ test('every tool has a title and an object outputSchema, and answers its JSON as
     match_books: { records: [{ title: 'The Hunger Games' }, {}] },
     recommend_books: { id: book.id, limit: 3 },
     list_changes: { since: '0', limit: 3 },
+    subject_works: { subject: 'Fiction' },
+    trending_works: {},
   };
   const { client } = await connect();
   try {
@@ -103,6 +111,27 @@ test('every tool has a title and an object outputSchema, and answers its JSON as
       t.falsy(result.isError, tool.name);
       t.deepEqual(result.structuredContent, JSON.parse(result.content[0]!.text), tool.name);
     }
+    // With fields the records come cut, and the client still finds them as the outputSchema says (only their id required).
+    const cut: [string, Record<string, unknown>, (structured: Record<string, unknown>) => unknown][] = [
+      ['get_work', { id: book.work_id, fields: 'title' }, (work) => Object.keys(work)],
+      [
+        'search_books',
+        { q: 'hunger games', limit: 2, fields: 'title' },
+        (page) => Object.keys((page.results as { book: object }[])[0]!.book),
+      ],
+    ];
+    for (const [name, args, keys] of cut) {
+      const result = (await client.callTool({ name, arguments: args })) as unknown as ToolResult & {
+        structuredContent: Record<string, unknown>;
+      };
+      t.falsy(result.isError, name);
+      t.deepEqual(keys(result.structuredContent), ['id', 'title'], name);
+      t.deepEqual(result.structuredContent, JSON.parse(result.content[0]!.text), name);
+    }
+    t.deepEqual(await toolCallError('get_book', { id: book.id, fields: 'colour' }), {
+      code: -32602,
+      message: `unknown field "colour" in fields: a book has ${Object.keys(bookRecord.shape).join(', ')}`,
+    });
   } finally {
     await client.close();
   }
@@ -158,6 +187,8 @@ test('every tool refuses an argument its schema does not name with invalid param
     match_books: { records: [{ title: 'The Hunger Games' }] },
     recommend_books: { id: book.id },
     list_changes: { since: '0' },
+    subject_works: { subject: 'Fiction' },
+    trending_works: { period: 'day' },
   };
   const listed = (
     (await (await postMcp(server.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json()) as {

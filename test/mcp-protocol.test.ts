@@ -51,13 +51,15 @@ test('tools/list offers one tool per capability, each described for a model and 
       'recommend_books',
       'search_authors',
       'search_books',
+      'subject_works',
       'suggest_books',
+      'trending_works',
     ]);
     for (const tool of tools) {
       t.true((tool.description ?? '').length > 150, tool.name);
       t.is(tool.inputSchema.type, 'object', tool.name);
-      // match_book needs a title or an ISBN, either one: no single argument is required.
-      if (tool.name !== 'match_book') t.true((tool.inputSchema.required ?? []).length >= 1, tool.name);
+      // match_book needs a title or an ISBN, either one: no single argument is required; trending_works has a default period.
+      if (tool.name !== 'match_book' && tool.name !== 'trending_works') t.true((tool.inputSchema.required ?? []).length >= 1, tool.name);
       t.is(tool.annotations?.readOnlyHint, true, tool.name);
     }
     const described = (name: string) => tools.find((tool) => tool.name === name)!.description!;
@@ -169,7 +171,7 @@ test('a tools/call answers the same alone and inside a JSON-RPC batch, where the
   const responses = (await batch.json()) as { id: number; result: { tools?: unknown[] } }[];
   t.is(responses.length, 2);
   t.is(JSON.stringify(responses.find((response) => response.id === 7)), await alone.text());
-  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 12);
+  t.is(responses.find((response) => response.id === 8)?.result.tools?.length, 14);
 });
 
 const unauthorizedBody = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });

@@ -107,7 +107,9 @@ test('a set-based first load of generated dumps (redirects, deletes, broken line
     ].join('\n'),
   );
   // On worker threads, as a large dump is: their chunks must come back in file order.
-  const { set } = await sameCatalogue(t, [files.authors, files.works, extraWorks, files.editions, extra], { stageWorkers: 2 });
+  const { set } = await sameCatalogue(t, [files.authors, files.works, extraWorks, files.editions, extra, files.readingLog, files.ratings], {
+    stageWorkers: 2,
+  });
   t.true(set.keys!.some((row) => (row as { state: string }).state === 'redirect'));
   t.true(set.keys!.some((row) => (row as { state: string }).state === 'delete'));
 });
@@ -116,6 +118,12 @@ test('a set-based first load of the real sample makes the catalogue the record p
   const { record, set } = await sameCatalogue(t, SAMPLE);
   t.true((record.bookUpdates![0] as { n: number }).n > 0);
   t.deepEqual(set.bookUpdates, [{ n: 0 }]);
+});
+
+test("the readers' samples imported with the real sample make the same shelves, stars, days and trending through either path", async (t) => {
+  const readers = ['reading-log', 'ratings'].map((kind) => projectPath('data', 'openlibrary', `ol_dump_${kind}_sample.txt`));
+  const { set } = await sameCatalogue(t, [...SAMPLE, ...readers]);
+  t.true(set.workReaders!.length > 0 && set.readingLogDays!.length > 0 && set.trending!.length > 0);
 });
 
 test("an Open Library work titled as a study guide, a summary or a boxset is of that kind through either path, and so is its books' search document", async (t) => {

@@ -70,14 +70,26 @@ test("a readers' dump line is read as Open Library writes it, older shapes inclu
     workKey: 'OL45804W',
     field: 'alreadyRead',
     rating: 0,
+    day: '2021-08-11',
   });
   t.deepEqual(parseReaderLine('reading-log', '/works/OL45804W\t/books/OL7353617M\tWant to Read\t2021-08-11 00:00:00\r'), {
     workKey: 'OL45804W',
     field: 'wantToRead',
     rating: 0,
+    day: '2021-08-11',
   });
-  t.deepEqual(parseReaderLine('ratings', 'OL45804W\tOL7353617M\t4\t2021-08-11'), { workKey: 'OL45804W', field: 'ratings', rating: 4 });
-  t.deepEqual(parseReaderLine('ratings', '/works/OL45804W\t\t5\t2021-08-11'), { workKey: 'OL45804W', field: 'ratings', rating: 5 });
+  t.deepEqual(parseReaderLine('ratings', 'OL45804W\tOL7353617M\t4\t2021-08-11'), {
+    workKey: 'OL45804W',
+    field: 'ratings',
+    rating: 4,
+    day: '2021-08-11',
+  });
+  t.deepEqual(parseReaderLine('ratings', '/works/OL45804W\t\t5\t2021-08-11'), {
+    workKey: 'OL45804W',
+    field: 'ratings',
+    rating: 5,
+    day: '2021-08-11',
+  });
   t.is(parseReaderLine('ratings', 'work_key\tedition_key\trating\tdate'), null);
   t.is(parseReaderLine('reading-log', ''), null);
   t.deepEqual(parseReaderLine('reading-log', '/works/OL45804W\t\\N\tRead\t2021-08-11'), {
@@ -86,6 +98,9 @@ test("a readers' dump line is read as Open Library writes it, older shapes inclu
   t.deepEqual(parseReaderLine('ratings', '/works/OL45804W\t\\N\t6\t2021-08-11'), { rejected: 'invalid rating "6" (1 to 5)' });
   t.deepEqual(parseReaderLine('ratings', '/books/OL1M\t\\N\t3\t2021-08-11'), { rejected: 'invalid work key "/books/OL1M"' });
   t.deepEqual(parseReaderLine('ratings', '/works/OL1W\t3\t2021-08-11'), { rejected: 'expected 4 tab-separated columns, got 3' });
+  // A date PostgreSQL cannot read is the line's rejection, never the import's failure.
+  t.deepEqual(parseReaderLine('reading-log', '/works/OL1W\t\\N\tWant to Read\t2023-02-30'), { rejected: 'invalid date "2023-02-30"' });
+  t.deepEqual(parseReaderLine('ratings', '/works/OL1W\t\\N\t4\t0000-01-01'), { rejected: 'invalid date "0000-01-01"' });
   // The kind: from the published file name, else from the first line.
   t.is(readerDumpKind('/d/ol_dump_reading-log_2024-06-30.txt.gz', ''), 'reading-log');
   t.is(readerDumpKind('/d/ol_dump_ratings_latest.txt.gz', ''), 'ratings');

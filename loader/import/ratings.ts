@@ -1,6 +1,7 @@
 import { parseIsbn } from '../../src/domain/isbn.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
+import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 import {
   analyzeDerivedTables,
   booksByIsbn13,
@@ -52,7 +53,7 @@ export function parseRating(record: Record<string, string>, line: number): Parse
 
 export async function importRatings(
   path: string,
-  stores: { db: Pool; log: Logger },
+  stores: { db: Pool; log: Logger; cache?: ResponseCache | null },
   options: { alsoLiked?: AlsoLikedOptions; onProgress?: (report: ImportReport) => void } = {},
 ): Promise<RatingsImportReport> {
   const report: RatingsImportReport = { ...newReport('ratings'), alsoLiked: { books: 0, changed: [] } };
@@ -68,6 +69,10 @@ export async function importRatings(
         else inputs.push({ userId: row.userId, bookId, rating: row.rating });
       }
       const outcome = await upsertRatings(stores.db, inputs);
+      // The records of these works, and of their books, show their ratings.
+      await stores.cache?.invalidate(outcome.works).catch((error: unknown) => {
+        stores.log.warn({ err: error }, 'could not drop cached answers; they expire within 24 hours');
+      });
       report.imported += inputs.length;
       report.inserted += outcome.inserted;
       report.updated += outcome.updated;

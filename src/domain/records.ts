@@ -28,6 +28,60 @@ export const workKind = z.enum(WORK_KINDS).meta({
     'A boxset, omnibus or companion is a work of its own: search ranks it below the books it gathers and recommendations never offer it for one of them.',
 });
 
+/** Readers who put a work on each shelf of their reading log (Open Library's, the one source of shelves). */
+export const readers = z
+  .object({
+    want_to_read: z.int().min(0),
+    currently_reading: z.int().min(0),
+    already_read: z.int().min(0),
+  })
+  .meta({
+    id: 'Readers',
+    description:
+      "Open Library readers who have the work on each shelf of their reading log (`0` when none), from the last reading-log dump imported. Other sources' readers only rated: see `rating`.",
+  });
+
+const stars = z
+  .object({ '1': z.int().min(0), '2': z.int().min(0), '3': z.int().min(0), '4': z.int().min(0), '5': z.int().min(0) })
+  .meta({ id: 'StarCounts', description: 'How many readers gave each number of stars.' });
+
+const sourceRating = (meta: { id: string; description: string }) =>
+  z
+    .object({
+      average: z.number().nullable().meta({ description: 'To two decimals; null when nobody rated.' }),
+      count: z.int().min(0),
+      stars: stars.nullable().meta({ description: 'How many gave each star; null where the source does not say.' }),
+    })
+    .meta(meta);
+
+/** What readers think of a work: every source's ratings, those on one scale together. */
+export const rating = z
+  .object({
+    average: z
+      .number()
+      .nullable()
+      .meta({ description: 'Of all five-star ratings (Open Library and Goodreads), to two decimals; null when nobody rated.' }),
+    count: z.int().min(0).meta({ description: 'Five-star ratings, Open Library and Goodreads together.' }),
+    stars: stars.meta({ description: 'How many gave each star, of the ratings whose stars are known (Open Library).' }),
+    sources: z.object({
+      openlibrary: sourceRating({
+        id: 'OpenLibraryRating',
+        description: "Open Library readers' ratings of the work, 1 to 5 stars (the ratings dump).",
+      }),
+      goodreads: sourceRating({
+        id: 'GoodreadsRating',
+        description:
+          "Goodreads readers' ratings of the work's editions, 1 to 5 stars (goodbooks-10k: each edition's ratings_count and average_rating); stars not known.",
+      }),
+      book_crossing: sourceRating({
+        id: 'BookCrossingRating',
+        description:
+          "Book-Crossing readers' ratings of the work's editions on a scale of 1 to 10 (not 1 to 5, so kept out of the average above); stars not known. Its implicit 0s (a reader had the book) are not ratings.",
+      }),
+    }),
+  })
+  .meta({ id: 'Rating', description: 'What readers think of the work, from every source imported.' });
+
 export const authorRef = z.object({ id: z.string(), name: z.string() }).meta({ id: 'AuthorRef' });
 
 export const bookRecord = z
@@ -58,6 +112,11 @@ export const bookRecord = z
     description: z.string().nullable(),
     ratings_count: z.int(),
     average_rating: z.number().nullable(),
+    readers: readers.meta({ description: "Its work's readers (the same as the work's record shows)." }),
+    rating: rating.meta({
+      description:
+        "What readers think of its work (the same as the work's record shows); `ratings_count` and `average_rating` are this edition's own Goodreads ratings.",
+    }),
     identifiers: identifiers('edition'),
     updated_at: timestamp,
   })
@@ -75,16 +134,37 @@ export const workRecord = z
     title: z.string(),
     subtitle: z.string().nullable(),
     original_year: z.int().nullable(),
+    cover_url: z.string().nullable(),
+    authors: z.array(authorRef),
+    readers,
+    rating,
+    edition_count: z.int(),
     subjects: z.array(z.string()).meta({ description: '`[]` when none is known.' }),
     description: z.string().nullable(),
-    cover_url: z.string().nullable(),
     identifiers: identifiers('work'),
-    authors: z.array(authorRef),
-    edition_count: z.int(),
     editions: z.array(editionSummary).max(WORK_EDITIONS_SHOWN).meta({ description: 'The most popular editions first.' }),
     updated_at: timestamp,
   })
   .meta({ id: 'Work' });
+
+/** A work as lists of works show it: who wrote it, how many editions, its readers and rating, without its editions. */
+export const workListing = workRecord
+  .pick({
+    id: true,
+    kind: true,
+    title: true,
+    subtitle: true,
+    original_year: true,
+    cover_url: true,
+    authors: true,
+    readers: true,
+    rating: true,
+    edition_count: true,
+  })
+  .meta({
+    id: 'WorkListing',
+    description: 'A work as `GET /v1/works/{id}` shows it, without its subjects, description, identifiers and editions.',
+  });
 
 export const workSummary = workRecord.pick({ id: true, title: true, original_year: true }).meta({ id: 'WorkSummary' });
 
@@ -113,6 +193,7 @@ export type BookRecord = z.output<typeof bookRecord>;
 export type EditionSummary = z.output<typeof editionSummary>;
 export type WorkRecord = z.output<typeof workRecord>;
 export type WorkSummary = z.output<typeof workSummary>;
+export type WorkListing = z.output<typeof workListing>;
 export type AuthorRecord = z.output<typeof authorRecord>;
 export type AuthorSummary = z.output<typeof authorSummary>;
 

@@ -22,6 +22,7 @@ import { openApiPath, TAGS, type Route, type Tag } from './route.js';
 const TAG_DESCRIPTIONS: Record<Tag, string> = {
   lookups: 'One record by ISBN or id, through the 24-hour point-lookup cache.',
   'search and match': 'Book and author search, matching a messy record to one book, and recommendations.',
+  readers: 'What readers read: the works of a subject ranked by readers, and the works most added to reading logs lately.',
   batches: 'Many lookups or matches in one request, each answered as its single route answers it.',
   changes: 'The change feed: every insert, update, delete and merge, in commit order.',
   reconciliation: 'The W3C Reconciliation Service API 0.2, for OpenRefine and other clients.',

@@ -15,7 +15,7 @@ export type Access = 'public' | 'key';
 export type Cost = 'none' | 'unit' | 'items' | 'mcp';
 
 /** The groups of the OpenAPI document and of the /docs page, in the order they are shown. */
-export const TAGS = ['lookups', 'search and match', 'batches', 'changes', 'reconciliation', 'MCP', 'public'] as const;
+export const TAGS = ['lookups', 'search and match', 'readers', 'batches', 'changes', 'reconciliation', 'MCP', 'public'] as const;
 export type Tag = (typeof TAGS)[number];
 
 /**

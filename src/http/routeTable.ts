@@ -7,10 +7,18 @@ import { docsRoutes } from './routes/docs.js';
 import { lookupRoutes } from './routes/lookups.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { publicRoutes } from './routes/public.js';
+import { readerRoutes } from './routes/readers.js';
 import { isReconcilePreflight, reconcileRoutes } from './routes/reconcile.js';
 import { searchRoutes } from './routes/search.js';
 
-const capabilities: readonly Route[] = [...lookupRoutes, ...searchRoutes, ...batchRoutes, ...changeRoutes, ...reconcileRoutes];
+const capabilities: readonly Route[] = [
+  ...lookupRoutes,
+  ...searchRoutes,
+  ...readerRoutes,
+  ...batchRoutes,
+  ...changeRoutes,
+  ...reconcileRoutes,
+];
 
 /** The MCP tools: those of the routes that name one, in the table's order. */
 export const mcpTools: ToolSet = toolSet(capabilities, (method, path) => matchRoute(method, path));

@@ -2,9 +2,10 @@ import { ErrorCode, type ListToolsResult } from '@modelcontextprotocol/sdk/types
 import { createSchema } from 'zod-openapi';
 import { z } from 'zod/v4';
 import { ApiError, parseInput } from '../errors.js';
-import { withoutSafeIntegerBounds } from '../http/responseDocs.js';
+import { fieldsParameter, withoutSafeIntegerBounds } from '../http/responseDocs.js';
 import type { Route, RouteAnswer, RouteInput } from '../http/route.js';
 import type { Services } from '../services/context.js';
+import { parseFields, projectRecords } from '../services/fields.js';
 import { followMerges } from '../services/lookups.js';
 
 /**
@@ -75,6 +76,47 @@ const asInvalidParams = <T>(read: () => T): T => {
   }
 };
 
+/** The `fields` argument of a tool whose route answers partial records, as the route's `fields=` parameter. */
+const fieldsArgument = ({ record, what }: NonNullable<Route['partial']>): JsonSchema => {
+  const parameter = fieldsParameter(record, what);
+  return { type: 'string', description: parameter.description, examples: [String(parameter.example)] };
+};
+
+/**
+ * The output schema of a tool whose route answers partial records: those records require only
+ * their `id`. MCP asks that structured content conform to the declared output schema whenever one
+ * is declared (clients check it, and refuse a result without structured content), so a call with
+ * `fields` could neither send its cut records as they are under the whole records' schema nor leave
+ * them out; the records' other fields are declared optional instead. A call without `fields` still
+ * answers every one.
+ */
+function partialTolerant(schema: JsonSchema, { at }: NonNullable<Route['partial']>): JsonSchema {
+  const defs = (schema.$defs ?? {}) as Record<string, JsonSchema>;
+  const copy: JsonSchema = { ...schema, $defs: Object.fromEntries(Object.entries(defs).map(([name, def]) => [name, { ...def }])) };
+  const resolved = (node: JsonSchema): JsonSchema => {
+    const ref = node.$ref;
+    return typeof ref === 'string' && ref.startsWith(DEFS)
+      ? ((copy.$defs as Record<string, JsonSchema>)[ref.slice(DEFS.length)] ?? node)
+      : node;
+  };
+  let nodes = [copy];
+  for (const step of at) {
+    nodes = nodes.flatMap((node) => {
+      const found = resolved(node);
+      const next = step === '*' ? found.items : found.properties?.[step];
+      if (!next) return [];
+      // A copy of what is changed, so that nothing shared with other tools is.
+      const own = { ...(next as JsonSchema) };
+      if (step === '*') found.items = own;
+      else found.properties = { ...found.properties, [step]: own };
+      return [own];
+    });
+  }
+  for (const node of nodes) resolved(node).required = ['id'];
+  if (Object.keys(defs).length === 0) delete copy.$defs;
+  return copy;
+}
+
 interface Argument {
   name: string;
   in: 'params' | 'query';
@@ -96,12 +138,14 @@ function queryArguments(route: Route): { schema: JsonSchema; read: (args: unknow
     example?: unknown;
   }[];
   const query: JsonSchema = route.query ? jsonSchema(route.query, 'input') : { properties: {}, required: [] };
+  const fields: [string, JsonSchema][] = route.partial ? [['fields', fieldsArgument(route.partial)]] : [];
   const properties: Record<string, JsonSchema> = Object.fromEntries([
     ...pathParams.map(({ name, description, schema, example }): [string, JsonSchema] => [
       name,
       { ...schema, description, examples: [example] },
     ]),
     ...Object.entries(query.properties ?? {}),
+    ...fields,
   ]);
   const requiredMessage = (name: string): string =>
     z.safeParse(route.query!.shape[name], undefined).error?.issues[0]?.message ?? `${name} is required`;
@@ -113,6 +157,7 @@ function queryArguments(route: Route): { schema: JsonSchema; read: (args: unknow
       integer: schema.type === 'integer',
       missing: query.required?.includes(name) ? requiredMessage(name) : undefined,
     })),
+    ...fields.map(([name]): Argument => ({ name, in: 'query', integer: false })),
   ];
   const names = args.map((arg) => arg.name);
   const read = (given: unknown): RouteInput => {
@@ -183,15 +228,23 @@ function routeTool(route: Route, locate: Locate): { tool: Tool; listed: ListTool
   const tool: Tool = {
     name: names.name,
     async call({ services, requestId }, given) {
-      const input = args.read(given);
+      const {
+        query: { fields: fieldsText, ...query },
+        ...input
+      } = args.read(given);
+      const fields = route.partial ? asInvalidParams(() => parseFields(fieldsText, route.partial!.record, route.partial!.what)) : null;
       const [asked, value] = Object.entries(input.params)[0] ?? ['input', ''];
-      const { answer: found, mergedInto } = await followMerges(value, await answer(services, requestId, input), ({ location }) =>
-        answerAt(services, requestId, location),
+      const { answer: found, mergedInto } = await followMerges(
+        value,
+        await answer(services, requestId, { ...input, query }),
+        ({ location }) => answerAt(services, requestId, location),
       );
-      const structured = JSON.parse(found.text) as Record<string, unknown>;
-      if (mergedInto === null) return { text: found.text, structured };
+      const whole = JSON.parse(found.text) as Record<string, unknown>;
+      const structured = fields === null ? whole : (projectRecords(whole, route.partial!.at, fields) as Record<string, unknown>);
+      const text = fields === null ? found.text : JSON.stringify(structured);
+      if (mergedInto === null) return { text, structured };
       const note = `The ${asked} ${value} was merged into ${mergedInto}: the JSON above is for ${mergedInto}. Use ${mergedInto} from now on.`;
-      return { text: found.text, structured, note };
+      return { text, structured, note };
     },
     ...(route.batchUnits && {
       items: (given: unknown) => {
@@ -209,7 +262,10 @@ function routeTool(route: Route, locate: Locate): { tool: Tool; listed: ListTool
     listed: {
       ...names,
       inputSchema: { ...args.schema, type: 'object' },
-      outputSchema: { ...jsonSchema(output, 'output'), type: 'object' },
+      outputSchema: {
+        ...(route.partial ? partialTolerant(jsonSchema(output, 'output'), route.partial) : jsonSchema(output, 'output')),
+        type: 'object',
+      },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
   };

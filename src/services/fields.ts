@@ -28,3 +28,15 @@ export function parseFields(text: string | undefined, record: z.ZodObject, what:
 /** `record` with only `fields`, in the record's own order. */
 export const pickFields = (record: Record<string, unknown>, fields: ReadonlySet<string>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(record).filter(([field]) => fields.has(field)));
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `value` with the records at `at` (field names, `*` for each item of a list; none: `value` itself) cut to `fields`. */
+export function projectRecords(value: unknown, at: readonly string[], fields: ReadonlySet<string>): unknown {
+  const [step, ...rest] = at;
+  if (step === undefined) return isObject(value) ? pickFields(value, fields) : value;
+  if (step === '*') return Array.isArray(value) ? value.map((item) => projectRecords(item, rest, fields)) : value;
+  // An item without the record (a bulk lookup's 404) stays as it is.
+  if (!isObject(value) || !(step in value)) return value;
+  return { ...value, [step]: projectRecords(value[step], rest, fields) };
+}

@@ -83,7 +83,8 @@ export function requireId(kind: EntityKind, id: string): string {
   return id;
 }
 
-const bookShows = (book: BookRecord): string[] => [book.id, ...book.authors.map((author) => author.id)];
+// A book's record shows its work's readers and rating: a change to those drops it with the work's.
+const bookShows = (book: BookRecord): string[] => [book.id, book.work_id, ...book.authors.map((author) => author.id)];
 
 /**
  * The longest identifier argument read (an ISBN with its hyphens and spaces; ids are shorter still):

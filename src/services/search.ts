@@ -48,7 +48,8 @@ const q = (description: string, example: string) =>
     .max(QUERY_MAX_LENGTH, `q must be at most ${QUERY_MAX_LENGTH} characters`)
     .meta({ description: `${description} Whitespace runs count as one space.`, example });
 
-const paging = (what: string) => ({
+/** The paging parameters of a list (`limit`, `offset`), as every list of the API takes them. */
+export const paging = (what: string) => ({
   limit: limitParam(SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT).meta({ description: `${what} per page.` }),
   offset: integerWithDefault(0, SEARCH_MAX_WINDOW - 1, 0, 'offset must be a non-negative integer').meta({
     description: `${what} to skip. \`offset + limit\` may not exceed ${SEARCH_MAX_WINDOW}: refine the query rather than page deeper.`,
@@ -56,8 +57,8 @@ const paging = (what: string) => ({
 });
 
 /** A page may not reach past SEARCH_MAX_WINDOW. */
-const withinWindow = ({ limit, offset }: { limit: number; offset: number }): boolean => offset + limit <= SEARCH_MAX_WINDOW;
-const WINDOW = { error: `offset + limit must be at most ${SEARCH_MAX_WINDOW}` };
+export const withinWindow = ({ limit, offset }: { limit: number; offset: number }): boolean => offset + limit <= SEARCH_MAX_WINDOW;
+export const WINDOW = { error: `offset + limit must be at most ${SEARCH_MAX_WINDOW}` };
 
 const year = (name: string, description: string) =>
   optionalInteger(-9999, 9999, `${name} must be a year (an integer of at most 4 digits)`).meta({ description });

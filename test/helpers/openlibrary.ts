@@ -43,6 +43,15 @@ export async function catalogueFingerprint(db: Pool): Promise<Record<string, unk
     keys: await query(
       'select r.key, r.revision, r.state, e.k as entity, r.digest, r.redirect_to from openlibrary_records r left join k e on e.id = r.entity_id order by 1',
     ),
+    // What readers read: the counts by work key and day as imported, and what was derived per work.
+    readerCounts: (await db.query('select * from openlibrary_reader_counts order by work_key')).rows,
+    readingLogDays: (
+      await db.query("select work_key, to_char(day, 'YYYY-MM-DD') as day, added from openlibrary_reading_log_days order by 1, 2")
+    ).rows,
+    workReaders: await query(
+      'select w.k as work, r.want_to_read, r.currently_reading, r.already_read, r.rated from work_readers r join k w on w.id = r.work_id order by 1',
+    ),
+    trending: await query('select t.period, w.k as work, t.added from trending_works t join k w on w.id = t.work_id order by 1, 2'),
     changes: (
       await db.query(
         "select entity, operation, count(*)::int as n from changes where (entity, operation) <> ('book', 'update') group by 1, 2 order by 1, 2",

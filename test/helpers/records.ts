@@ -22,6 +22,17 @@ export const bookRecord = (fields: Partial<BookRecord>): BookRecord => ({
   description: null,
   ratings_count: 0,
   average_rating: null,
+  readers: { want_to_read: 0, currently_reading: 0, already_read: 0 },
+  rating: {
+    average: null,
+    count: 0,
+    stars: { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 },
+    sources: {
+      openlibrary: { average: null, count: 0, stars: { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } },
+      goodreads: { average: null, count: 0, stars: null },
+      book_crossing: { average: null, count: 0, stars: null },
+    },
+  },
   identifiers: {},
   updated_at: '2024-01-01T00:00:00Z',
   ...fields,

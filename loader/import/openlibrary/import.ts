@@ -11,7 +11,7 @@ import { reimport } from './reimport.js';
 import type { OlImportOptions } from './options.js';
 import { OlStatistics } from './statistics.js';
 import { firstLine, importReaderDump, readerDumpKind } from './readerDumps.js';
-import type { OlStores } from './stores.js';
+import { forgetCached, type OlStores } from './stores.js';
 
 /**
  * `bookmeta import openlibrary FILE...`. Set-based unless `--method record-by-record`: into a
@@ -40,8 +40,10 @@ export async function importOpenLibrary(
   stores.log.info(await resolveTouchedAuthors(stores.db, stores.cache), 'authors resolved across sources');
   for (const { path, readers } of dumps) if (readers !== null) reports.push(await importReaderDump(path, readers, stores.db, options));
   // Readers and editions make a work's popularity: derived again from everything imported.
-  const popularity = await deriveWorkPopularity(stores.db);
-  stores.log.info(popularity, 'work popularity derived');
+  const { readersChanged, ...popularity } = await deriveWorkPopularity(stores.db);
+  stores.log.info({ ...popularity, readersChanged: readersChanged.length }, 'work popularity derived');
+  // A work's record shows its readers, and so do its books' (their cached answers are kept under the work too).
+  await forgetCached(stores, new Set(readersChanged));
   return reports;
 }
 

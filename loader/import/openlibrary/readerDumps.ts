@@ -14,9 +14,10 @@ import { dumpLines, emptyReport } from './dump.js';
  *  - reading log (ol_dump_reading-log_DATE.txt.gz): work key, edition key or empty, shelf
  *    (`Want to Read`, `Currently Reading`, `Already Read`), date;
  *  - ratings (ol_dump_ratings_DATE.txt.gz): work key, edition key or empty, rating 1 to 5, date.
- * Tab-separated, one reader's entry a line, no reader named. Only the counts per work are kept (see
- * stores/postgres/readerSignals.ts): a dump replaces the counts of the previous one, so a second run
- * of the same file changes nothing. A bad line is rejected with its line number and reason.
+ * Tab-separated, one reader's entry a line, no reader named. Only counts are kept (see
+ * stores/postgres/readerSignals.ts): per work, each shelf and each star, and the reading log's
+ * entries per work and day for trending. A dump replaces the counts of the previous one, so a
+ * second run of the same file changes nothing. A bad line is rejected with its line number and reason.
  */
 
 // Lines summed in Node before PostgreSQL adds them up: most lines of a batch name few works.
@@ -41,7 +42,15 @@ export interface ReaderLine {
   /** The shelf's counter, or `ratings` with the rating. */
   field: keyof ReaderTally;
   rating: number;
+  /** The day of the entry, `YYYY-MM-DD`. */
+  day: string;
 }
+
+/** Whether `YYYY-MM-DD` names a day of the calendar (not 2023-02-30, nor the year 0 PostgreSQL has not), as PostgreSQL's date will read it. */
+const isCalendarDay = (day: string): boolean => {
+  const date = new Date(`${day}T00:00:00Z`);
+  return !day.startsWith('0000') && !Number.isNaN(date.getTime()) && date.toISOString().startsWith(day);
+};
 
 /** What a dump file holds, from its name as Open Library publishes it, else from its first line. */
 export function readerDumpKind(path: string, firstLine: string): ReaderDumpKind | null {
@@ -63,17 +72,30 @@ export function parseReaderLine(kind: ReaderDumpKind, text: string): ReaderLine 
   const workKey = WORK_KEY.exec(work);
   if (!workKey) return { rejected: `invalid work key "${work.slice(0, 40)}"` };
   if (!EDITION_KEY.test(edition)) return { rejected: `invalid edition key "${edition.slice(0, 40)}"` };
-  if (!DATE.test(date)) return { rejected: `invalid date "${date.slice(0, 40)}"` };
+  const day = date.slice(0, 10);
+  if (!DATE.test(date) || !isCalendarDay(day)) return { rejected: `invalid date "${date.slice(0, 40)}"` };
   if (kind === 'reading-log') {
     const field = SHELVES[value];
     if (field === undefined) return { rejected: `unknown shelf "${value.slice(0, 40)}" (Want to Read, Currently Reading or Already Read)` };
-    return { workKey: workKey[1]!, field, rating: 0 };
+    return { workKey: workKey[1]!, field, rating: 0, day };
   }
   if (!/^[1-5]$/u.test(value)) return { rejected: `invalid rating "${value.slice(0, 40)}" (1 to 5)` };
-  return { workKey: workKey[1]!, field: 'ratings', rating: Number(value) };
+  return { workKey: workKey[1]!, field: 'ratings', rating: Number(value), day };
 }
 
-const emptyTally = (): ReaderTally => ({ wantToRead: 0, currentlyReading: 0, alreadyRead: 0, ratings: 0, ratingSum: 0 });
+const emptyTally = (): ReaderTally => ({
+  wantToRead: 0,
+  currentlyReading: 0,
+  alreadyRead: 0,
+  ratings: 0,
+  ratingSum: 0,
+  rated1: 0,
+  rated2: 0,
+  rated3: 0,
+  rated4: 0,
+  rated5: 0,
+});
+const STARS = ['rated1', 'rated2', 'rated3', 'rated4', 'rated5'] as const;
 
 export async function importReaderDump(
   path: string,
@@ -89,13 +111,16 @@ export async function importReaderDump(
     // Opened once counting can start: the lines flow from then on.
     const dump = dumpLines(path);
     let tallies = new Map<string, ReaderTally>();
+    // Reading-log entries per "<work key>\t<day>".
+    let days = new Map<string, number>();
     let pending = 0;
     const flush = async () => {
-      await counting.add(tallies);
+      await counting.add(tallies, days);
       const read = dump.bytesRead();
       if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
       progress?.add(pending);
       tallies = new Map();
+      days = new Map();
       pending = 0;
     };
     for await (const { line, text } of dump.lines) {
@@ -112,6 +137,11 @@ export async function importReaderDump(
       if (tally === undefined) tallies.set(parsed.workKey, (tally = emptyTally()));
       tally[parsed.field] += 1;
       tally.ratingSum += parsed.rating;
+      if (parsed.rating > 0) tally[STARS[parsed.rating - 1]!] += 1;
+      if (kind === 'reading-log') {
+        const workDay = `${parsed.workKey}\t${parsed.day}`;
+        days.set(workDay, (days.get(workDay) ?? 0) + 1);
+      }
       report.imported += 1;
       if (pending >= TALLY_BATCH) await flush();
     }

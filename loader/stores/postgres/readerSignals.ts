@@ -1,10 +1,13 @@
+import { TRENDING_KEPT, TRENDING_PERIOD_DAYS } from '../../../src/domain/trending.js';
 import { recordChanges } from '../../../src/stores/postgres/changes.js';
 import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
 
 /**
  * The SQL of Open Library's readers' signals: counting the reading-log and ratings dumps per work
- * key (openlibrary_reader_counts), and deriving each work's popularity from them and from its
- * editions (work_popularity), which the book documents add to books.popularity.
+ * key (openlibrary_reader_counts) and the reading log's entries per work key and day
+ * (openlibrary_reading_log_days), and deriving from them, per work, its popularity with its editions
+ * (work_popularity, which the book documents add to books.popularity), its readers as records show
+ * them (work_readers) and the works trending in each period (trending_works).
  */
 
 export type ReaderDumpKind = 'reading-log' | 'ratings';
@@ -16,6 +19,12 @@ export interface ReaderTally {
   alreadyRead: number;
   ratings: number;
   ratingSum: number;
+  /** Readers who gave one star, two... */
+  rated1: number;
+  rated2: number;
+  rated3: number;
+  rated4: number;
+  rated5: number;
 }
 
 export interface CountsOutcome {
@@ -30,7 +39,7 @@ export interface CountsOutcome {
 // The columns a dump kind owns: importing one dump leaves the other's counts alone.
 const COLUMNS: Record<ReaderDumpKind, readonly (keyof typeof SQL_NAME)[]> = {
   'reading-log': ['wantToRead', 'currentlyReading', 'alreadyRead'],
-  ratings: ['ratings', 'ratingSum'],
+  ratings: ['ratings', 'ratingSum', 'rated1', 'rated2', 'rated3', 'rated4', 'rated5'],
 };
 const SQL_NAME = {
   wantToRead: 'want_to_read',
@@ -38,13 +47,20 @@ const SQL_NAME = {
   alreadyRead: 'already_read',
   ratings: 'ratings',
   ratingSum: 'rating_sum',
+  rated1: 'rated_1',
+  rated2: 'rated_2',
+  rated3: 'rated_3',
+  rated4: 'rated_4',
+  rated5: 'rated_5',
 } as const;
+const TALLIED = Object.keys(SQL_NAME) as (keyof ReaderTally)[];
 
 /**
- * The counts of one dump file, gathered batch by batch in a temporary table of one session and
+ * The counts of one dump file, gathered batch by batch in temporary tables of one session and
  * written in one transaction at the end: a dump is a whole snapshot, so its counts replace those of
- * the previous one (a work key the file no longer names drops to zero), and a killed import writes
- * nothing. Memory stays constant in Node; PostgreSQL sums the batches.
+ * the previous one (a work key the file no longer names drops to zero; a reading log's entries by
+ * day are the file's), and a killed import writes nothing. Memory stays constant in Node;
+ * PostgreSQL sums the batches.
  */
 export class ReaderCounting {
   private constructor(
@@ -55,10 +71,11 @@ export class ReaderCounting {
   static async open(pool: Pool, kind: ReaderDumpKind): Promise<ReaderCounting> {
     const client = await pool.connect();
     try {
-      await client.query('drop table if exists reader_batches');
+      await client.query('drop table if exists reader_batches, reader_day_batches');
       await client.query(
-        `create temp table reader_batches (work_key text not null, want_to_read integer, currently_reading integer, already_read integer, ratings integer, rating_sum bigint)`,
+        `create temp table reader_batches (work_key text not null, ${TALLIED.map((name) => `${SQL_NAME[name]} ${name === 'ratingSum' ? 'bigint' : 'integer'}`).join(', ')})`,
       );
+      await client.query('create temp table reader_day_batches (work_key text not null, day date not null, added integer not null)');
     } catch (error) {
       client.release();
       throw error;
@@ -66,14 +83,23 @@ export class ReaderCounting {
     return new ReaderCounting(client, kind);
   }
 
-  async add(tallies: ReadonlyMap<string, ReaderTally>): Promise<void> {
-    if (tallies.size === 0) return;
-    const keys = [...tallies.keys()];
-    const column = (name: keyof ReaderTally) => keys.map((key) => tallies.get(key)![name]);
-    await this.client.query(
-      `insert into reader_batches select * from unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[], $6::bigint[])`,
-      [keys, column('wantToRead'), column('currentlyReading'), column('alreadyRead'), column('ratings'), column('ratingSum')],
-    );
+  /** Adds a batch's tallies per work key, and its reading-log entries per "<work key>\t<day>". */
+  async add(tallies: ReadonlyMap<string, ReaderTally>, days: ReadonlyMap<string, number>): Promise<void> {
+    if (tallies.size > 0) {
+      const keys = [...tallies.keys()];
+      await this.client.query(
+        `insert into reader_batches select * from unnest($1::text[], ${TALLIED.map((name, i) => `$${i + 2}::${name === 'ratingSum' ? 'bigint' : 'int'}[]`).join(', ')})`,
+        [keys, ...TALLIED.map((name) => keys.map((key) => tallies.get(key)![name]))],
+      );
+    }
+    if (days.size > 0) {
+      const workDays = [...days.keys()].map((workDay) => workDay.split('\t') as [string, string]);
+      await this.client.query('insert into reader_day_batches select * from unnest($1::text[], $2::date[], $3::int[])', [
+        workDays.map(([workKey]) => workKey),
+        workDays.map(([, day]) => day),
+        [...days.values()],
+      ]);
+    }
   }
 
   /** Replaces this kind's counts with the file's, in one transaction. */
@@ -98,6 +124,7 @@ export class ReaderCounting {
           where (${columns.map((c) => `c.${c}`).join(', ')}) is distinct from (${columns.map(() => '0').join(', ')})
             and not exists (select 1 from reader_file f where f.work_key = c.work_key)`,
       );
+      if (this.kind === 'reading-log') await replaceReadingLogDays(client);
       const { rows: file } = await client.query<{ n: number }>('select count(*)::bigint as n from reader_file');
       await client.query('commit');
       const inserted = rows.filter((row) => row.inserted).length;
@@ -110,9 +137,24 @@ export class ReaderCounting {
   }
 
   async close(): Promise<void> {
-    await this.client.query('drop table if exists reader_batches').catch(() => undefined);
+    await this.client.query('drop table if exists reader_batches, reader_day_batches').catch(() => undefined);
     this.client.release();
   }
+}
+
+/**
+ * The reading log's entries per work key and day become the file's, for as many days as trending
+ * looks back (a year) up to its newest day; older entries only count in the totals.
+ */
+async function replaceReadingLogDays(client: PoolClient): Promise<void> {
+  await client.query('delete from openlibrary_reading_log_days');
+  await client.query(
+    `insert into openlibrary_reading_log_days (work_key, day, added)
+     select work_key, day, sum(added)::int from reader_day_batches
+      where day > (select max(day) from reader_day_batches) - $1::int
+      group by work_key, day`,
+    [TRENDING_PERIOD_DAYS.year],
+  );
 }
 
 /**
@@ -126,20 +168,24 @@ export const POPULARITY_PER_EDITION = 1_000;
 export interface PopularityOutcome {
   /** Works with a popularity from readers or editions now. */
   works: number;
-  /** Live books whose work's popularity changed; an 'update' change was recorded for each. */
+  /** Live books whose work's popularity or readers changed; an 'update' change was recorded for each. */
   changed: number;
+  /** Works whose readers (shelves or stars) changed: their records, and their books', show them. */
+  readersChanged: string[];
 }
 
 // Any constant works; it only has to be the same for every process that derives.
 const DERIVE_LOCK = 7_340_020;
 
 /**
- * Derives each live work's popularity, in one transaction:
+ * Derives, for each live work, in one transaction:
  *
  *   popularity(W) = 100 * (readers who shelved W + readers who rated W) + 1,000 * (editions of W - 1)
  *
- * Work keys follow Open Library's redirects and our merges to the surviving work. Every live book
- * of a work whose popularity changed gets an 'update' change, so `bookmeta sync` reindexes it.
+ * its readers as records show them (work_readers), and the works trending in each period
+ * (trending_works). Work keys follow Open Library's redirects and our merges to the surviving work.
+ * Every live book of a work whose popularity or readers changed gets an 'update' change, so
+ * `bookmeta sync` reindexes it.
  */
 export async function deriveWorkPopularity(pool: Pool): Promise<PopularityOutcome> {
   return withTransaction(pool, (client) => deriveWorkPopularityIn(client));
@@ -152,16 +198,20 @@ export async function deriveWorkPopularity(pool: Pool): Promise<PopularityOutcom
  */
 export async function deriveWorkPopularityIn(client: PoolClient): Promise<PopularityOutcome> {
   await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
-  await client.query('analyze openlibrary_reader_counts, work_popularity');
+  await client.query('analyze openlibrary_reader_counts, openlibrary_reading_log_days, work_popularity, work_readers');
+  await client.query(
+    `create temp table work_of_key on commit drop as
+     select c.work_key, coalesce(w.merged_into, w.id) as work_id
+       from openlibrary_reader_counts c
+       join openlibrary_records k on k.key = c.work_key
+       left join openlibrary_records t on k.state = 'redirect' and t.key = k.redirect_to
+       join works w on w.id = coalesce(t.entity_id, k.entity_id)`,
+  );
   await client.query(
     `create temp table derived_popularity on commit drop as
      with readers as (
-       select coalesce(w.merged_into, w.id) as work_id,
-              sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) as readers
-         from openlibrary_reader_counts c
-         join openlibrary_records k on k.key = c.work_key
-         left join openlibrary_records t on k.state = 'redirect' and t.key = k.redirect_to
-         join works w on w.id = coalesce(t.entity_id, k.entity_id)
+       select r.work_id, sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) as readers
+         from openlibrary_reader_counts c join work_of_key r using (work_key)
         group by 1
      ),
      editions as (
@@ -182,7 +232,9 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
   const { rows: removed } = await client.query<{ work_id: string }>(
     `delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id`,
   );
-  const works = [...upserted, ...removed].map((row) => row.work_id);
+  const readersChanged = await deriveWorkReaders(client);
+  await deriveTrending(client);
+  const works = [...new Set([...upserted, ...removed].map((row) => row.work_id).concat(readersChanged))];
   const { rows: books } = await client.query<{ id: string }>(
     `select id from books
       where work_id = any($1::text[]) and merged_into is null and deleted_at is null and xmin <> pg_current_xact_id()::xid
@@ -194,5 +246,71 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
     books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),
   );
   const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
-  return { works: total[0]?.n ?? 0, changed: books.length };
+  return { works: total[0]?.n ?? 0, changed: books.length, readersChanged };
+}
+
+/** Each work's shelves and stars from its keys' counts (work_of_key); answers the works whose readers changed. */
+async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
+  await client.query(
+    `create temp table derived_readers on commit drop as
+     select r.work_id, sum(c.want_to_read)::int as want_to_read, sum(c.currently_reading)::int as currently_reading,
+            sum(c.already_read)::int as already_read,
+            array[sum(c.rated_1), sum(c.rated_2), sum(c.rated_3), sum(c.rated_4), sum(c.rated_5)]::int[] as rated
+       from openlibrary_reader_counts c join work_of_key r using (work_key)
+      group by r.work_id
+     having sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) > 0`,
+  );
+  const { rows: upserted } = await client.query<{ work_id: string }>(
+    `insert into work_readers as o (work_id, want_to_read, currently_reading, already_read, rated)
+     select work_id, want_to_read, currently_reading, already_read, rated from derived_readers
+     on conflict (work_id) do update
+       set want_to_read = excluded.want_to_read, currently_reading = excluded.currently_reading,
+           already_read = excluded.already_read, rated = excluded.rated
+       where (o.want_to_read, o.currently_reading, o.already_read, o.rated)
+             is distinct from (excluded.want_to_read, excluded.currently_reading, excluded.already_read, excluded.rated)
+     returning work_id`,
+  );
+  const { rows: removed } = await client.query<{ work_id: string }>(
+    `delete from work_readers o where not exists (select 1 from derived_readers d where d.work_id = o.work_id) returning work_id`,
+  );
+  return [...upserted, ...removed].map((row) => row.work_id);
+}
+
+/**
+ * Each period's ranking of the works most added to reading logs, up to the reading log's newest day:
+ * every entry counts once for its work, whatever the shelf. Only the first TRENDING_KEPT of each are
+ * kept, with how many works the period has in all.
+ */
+async function deriveTrending(client: PoolClient): Promise<void> {
+  await client.query('delete from trending_works');
+  await client.query('delete from trending_periods');
+  const periods = Object.entries(TRENDING_PERIOD_DAYS);
+  const values = [periods.map(([period]) => period), periods.map(([, days]) => days)];
+  await client.query(
+    `create temp table derived_trending on commit drop as
+     with newest as (select max(day) as day from openlibrary_reading_log_days),
+     periods as (select * from unnest($1::text[], $2::int[]) as p(period, days))
+     select p.period, r.work_id, sum(d.added)::int as added
+       from periods p cross join newest n
+       join openlibrary_reading_log_days d on d.day > n.day - p.days
+       join work_of_key r on r.work_key = d.work_key
+       join works w on w.id = r.work_id and w.deleted_at is null
+      group by p.period, r.work_id`,
+    values,
+  );
+  await client.query(
+    `insert into trending_periods (period, from_day, to_day, works)
+     select p.period, n.day - p.days + 1, n.day, (select count(*) from derived_trending t where t.period = p.period)
+       from unnest($1::text[], $2::int[]) as p(period, days)
+       cross join (select max(day) as day from openlibrary_reading_log_days) n
+      where n.day is not null`,
+    values,
+  );
+  await client.query(
+    `insert into trending_works (period, work_id, added)
+     select period, work_id, added from (
+       select period, work_id, added, row_number() over (partition by period order by added desc, work_id) as rank from derived_trending
+     ) ranked where rank <= $1`,
+    [TRENDING_KEPT],
+  );
 }

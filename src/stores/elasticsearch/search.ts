@@ -407,7 +407,7 @@ const SORT_FIELDS: Record<SortField, { edition: string; work: string }> = {
  * that a page deep in the order follows on from the one before it; books without the sorted value
  * come last either way.
  */
-function sortOrder(sort: Exclude<BookSort, 'relevance'>, everyEdition: boolean): estypes.SortCombinations[] {
+export function sortOrder(sort: Exclude<BookSort, 'relevance'>, everyEdition: boolean): estypes.SortCombinations[] {
   const by = (field: SortField, order: 'asc' | 'desc'): estypes.SortCombinations => ({
     // unmapped_type: an index built before these fields existed sorts them as missing rather than failing.
     [SORT_FIELDS[field][everyEdition ? 'edition' : 'work']]: { order, missing: '_last', unmapped_type: 'long' },

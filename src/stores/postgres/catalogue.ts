@@ -1,4 +1,4 @@
-import type { AuthorRecord, AuthorSummary, BookRecord, Lookup, WorkRecord } from '../../domain/records.js';
+import type { AuthorRecord, AuthorSummary, BookRecord, Lookup, WorkListing, WorkRecord } from '../../domain/records.js';
 import { AUTHOR_WORKS_SHOWN, WORK_EDITIONS_SHOWN } from '../../domain/records.js';
 import type { Queryable } from './pool.js';
 
@@ -25,6 +25,7 @@ const BOOK_COLUMNS = `
   b.publisher, b.year, b.language, b.pages, cover_url_of(b.cover_url) as cover_url, b.physical_format,
   coalesce(b.subjects, '{}') as subjects, b.description,
   b.popularity as ratings_count, b.average_rating,
+  readers_of_work(b.work_id) as readers, rating_of_work(b.work_id) as rating,
   ${IDENTIFIERS('b.id')} as identifiers,
   to_char(b.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at`;
 
@@ -78,18 +79,34 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+// The columns of a work that lists of works show too (WorkListing), so both read the same.
+const WORK_LISTING_COLUMNS = `
+  w.id, w.kind, w.title, w.subtitle, w.original_year, cover_url_of(w.cover_url) as cover_url,
+  coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
+              from (select ba.author_id, min(ba.position) as first_position
+                      from books b join book_authors ba on ba.book_id = b.id
+                     where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
+                     group by ba.author_id) wa
+              join authors a on a.id = wa.author_id), '[]'::json) as authors,
+  readers_of_work(w.id) as readers, rating_of_work(w.id) as rating,
+  (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null) as edition_count`;
+
+/** Live works by id, as lists show them, in the order of `ids`; ids that are unknown, merged or deleted are left out. */
+export async function workListings(db: Queryable, ids: readonly string[]): Promise<WorkListing[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<WorkListing>({
+    name: 'work-listings',
+    text: `select ${WORK_LISTING_COLUMNS} from works w where w.id = any($1) and w.merged_into is null and w.deleted_at is null`,
+    values: [ids],
+  });
+  return inOrderOf(ids, rows);
+}
+
 export async function findWorks(db: Queryable, ids: readonly string[]): Promise<Lookups<WorkRecord>> {
   const { rows } = await db.query<WorkRecord & Fate>({
     name: 'works-by-id',
-    text: `select w.id, w.kind, w.title, w.subtitle, w.original_year, coalesce(w.subjects, '{}') as subjects, w.description, cover_url_of(w.cover_url) as cover_url,
+    text: `select ${WORK_LISTING_COLUMNS}, coalesce(w.subjects, '{}') as subjects, w.description,
        ${IDENTIFIERS('w.id')} as identifiers,
-       coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
-                   from (select ba.author_id, min(ba.position) as first_position
-                           from books b join book_authors ba on ba.book_id = b.id
-                          where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
-                          group by ba.author_id) wa
-                   join authors a on a.id = wa.author_id), '[]'::json) as authors,
-       (select count(*)::int from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null) as edition_count,
        coalesce((select json_agg(e) from (
                    select b.id, b.isbn_13, b.title, b.publisher, b.year, b.language
                      from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null

@@ -16,6 +16,8 @@ export interface RatingsOutcome {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** The works of the books whose ratings were inserted or updated. */
+  works: string[];
 }
 
 /**
@@ -36,17 +38,20 @@ export async function booksByIsbn13(db: Queryable, isbn13s: readonly string[]): 
 /** Inserts or updates a batch of ratings in one statement (the last one wins for a repeated user and book). */
 export async function upsertRatings(pool: Pool, inputs: readonly RatingInput[]): Promise<RatingsOutcome> {
   const unique = [...new Map(inputs.map((input) => [`${input.userId} ${input.bookId}`, input])).values()];
-  if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: inputs.length };
-  const { rows } = await pool.query<{ inserted: boolean }>(
+  if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: inputs.length, works: [] };
+  const { rows } = await pool.query<{ inserted: boolean; book_id: string }>(
     `insert into ratings (user_id, book_id, rating)
      select * from unnest($1::int[], $2::text[], $3::smallint[])
      on conflict (user_id, book_id) do update set rating = excluded.rating
        where ratings.rating <> excluded.rating
-     returning (xmax = 0) as inserted`,
+     returning (xmax = 0) as inserted, book_id`,
     [unique.map((input) => input.userId), unique.map((input) => input.bookId), unique.map((input) => input.rating)],
   );
   const inserted = rows.filter((row) => row.inserted).length;
-  return { inserted, updated: rows.length - inserted, unchanged: inputs.length - rows.length };
+  const { rows: works } = await pool.query<{ work_id: string }>('select distinct work_id from books where id = any($1::text[])', [
+    [...new Set(rows.map((row) => row.book_id))],
+  ]);
+  return { inserted, updated: rows.length - inserted, unchanged: inputs.length - rows.length, works: works.map((row) => row.work_id) };
 }
 
 export interface AlsoLikedOptions {

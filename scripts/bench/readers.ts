@@ -1,0 +1,138 @@
+// What readers read: latency of a subject's page (GET /v1/subjects/{subject}) and of trending
+// (GET /v1/trending), each as a ratio against a baseline on the same catalogue in the same run:
+// a subject's page against book search of the same subject sorted by readers, one per work
+// (`q=subject:"…"&sort=readers`: the same documents and order, without the three aggregations);
+// trending against reading its page of works by id (the hydration alone, without the ranking).
+// Service functions the routes call, in-process, one call at a time, short cache off.
+//
+//   node --import tsx scripts/bench/readers.ts [--editions 20000] [--seed 42] [--calls 200] [--work-dir /var/tmp/bookmeta-bench] [--keep]
+//
+// Generates Open Library dumps with readers' dumps (scripts/dev/generate-openlibrary.ts), imports
+// them into a database of its own, indexes it, measures, and drops the database, the indices and
+// the dumps at the end (unless --keep). Target at 10 M editions: p95 under 50 ms for both.
+
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from '@elastic/elasticsearch';
+
+import { importOpenLibrary } from '../../loader/import/openlibrary/import.js';
+import { reindex } from '../../loader/index/reindex.js';
+import { loadConfig } from '../../src/config.js';
+import { TRENDING_PERIODS } from '../../src/domain/trending.js';
+import { createLogger } from '../../src/log.js';
+import { subjectAnswer, trendingAnswer } from '../../src/services/readers.js';
+import { searchBooks } from '../../src/services/search.js';
+import { indexAliases } from '../../src/stores/elasticsearch/client.js';
+import { workListings } from '../../src/stores/postgres/catalogue.js';
+import { createPool } from '../../src/stores/postgres/pool.js';
+import { buildServices, closeServices } from '../../src/wiring.js';
+import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
+import { timedSequentially } from '../lib/bench.js';
+import { dropDatabase, freshDatabase, loadAverage } from '../lib/openlibraryImport.js';
+import { percentile } from '../lib/percentile.js';
+
+const { values } = parseArgs({
+  options: {
+    editions: { type: 'string', default: '20000' },
+    seed: { type: 'string', default: '42' },
+    calls: { type: 'string', default: '200' },
+    'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const editions = Number(values.editions);
+const seed = Number(values.seed);
+const calls = Number(values.calls);
+const say = (text: string) => process.stderr.write(`bench-readers: ${text}\n`);
+const log = createLogger('warn');
+
+const name = `bookmeta_bench_readers_${editions}_${seed}`;
+const dumpDir = join(values['work-dir'], `openlibrary-readers-${editions}-${seed}`);
+const indexPrefix = `bench-readers-${editions}-${seed}-`;
+
+const summary = (label: string, latencies: number[]): string =>
+  `${label.padEnd(20)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms`;
+const ratio = (label: string, measured: number[], baseline: number[]): string =>
+  `${label} p95 ratio ${(percentile(measured, 95) / percentile(baseline, 95)).toFixed(2)}`;
+
+async function main(): Promise<void> {
+  say(`generating ${editions} editions with their readers' dumps`);
+  const { files } = await generateOpenLibrary({ editions, seed }, dumpDir);
+  const databaseUrl = await freshDatabase(name);
+  const config = {
+    ...loadConfig({
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      INDEX_PREFIX: indexPrefix,
+      REDIS_PREFIX: 'bench-readers:',
+      // A loaded machine may keep a store busy past the API's short wait: a benchmark waits rather than fails.
+      STORE_WAIT_MS: '30000',
+    }),
+    shortCacheTtlS: 0,
+    meteringEnabled: false,
+  };
+  let subjects: { subject: string }[] = [];
+  const elastic = new Client({ node: config.elasticsearchUrl, requestTimeout: 300_000, maxRetries: 5 });
+  try {
+    const db = createPool(databaseUrl, 4);
+    try {
+      say('importing');
+      await importOpenLibrary(Object.values(files), { db, cache: null, log }, { progress: false });
+      await db.query('vacuum analyze');
+      say('indexing');
+      await reindex({ db, es: elastic, aliases: indexAliases(indexPrefix), log }, 'all', { progress: false });
+      ({ rows: subjects } = await db.query<{ subject: string }>(
+        'select s as subject from works, unnest(subjects) s group by s order by count(*) desc limit 20',
+      ));
+    } finally {
+      await db.end();
+    }
+    const services = await buildServices(config, log);
+    try {
+      const asked = Array.from({ length: calls }, (_, n) => ({
+        subject: subjects[n % subjects.length]!.subject,
+        offset: String([0, 20, 100][n % 3]),
+      }));
+      const trendingAsked = Array.from({ length: calls }, (_, n) => ({
+        period: TRENDING_PERIODS[n % 4]!,
+        offset: String([0, 20, 100][n % 3]),
+      }));
+      const pages = await Promise.all(trendingAsked.map((query) => trendingAnswer(services, query)));
+      say(`warming up; load ${await loadAverage()}`);
+      await timedSequentially(asked.slice(0, 20).map((query) => () => subjectAnswer(services, query.subject, query)));
+      // Alternated call by call, so that the measure and its baseline see the same load.
+      const [subject, search, trending, hydration]: [number[], number[], number[], number[]] = [[], [], [], []];
+      for (let n = 0; n < calls; n++) {
+        const query = asked[n]!;
+        subject.push(...(await timedSequentially([() => subjectAnswer(services, query.subject, query)])));
+        const q = `subject:"${query.subject}"`;
+        search.push(...(await timedSequentially([() => searchBooks(services, { q, sort: 'readers', offset: query.offset })])));
+        trending.push(...(await timedSequentially([() => trendingAnswer(services, trendingAsked[n]!)])));
+        const ids = pages[n]!.results.map((entry) => entry.work.id);
+        hydration.push(...(await timedSequentially([() => workListings(services.db, ids)])));
+      }
+      const { count: indexed } = await services.elastic.count({ index: services.indices.books });
+      console.log(
+        `what readers read: ${editions} generated editions (${indexed} indexed), ${subjects.length} subjects; load ${await loadAverage()}`,
+      );
+      console.log(summary('subject page', subject));
+      console.log(summary('search by subject', search));
+      console.log(ratio('subject page / search by subject', subject, search));
+      console.log(summary('trending page', trending));
+      console.log(summary('works by id', hydration));
+      console.log(ratio('trending / works by id', trending, hydration));
+    } finally {
+      await closeServices(services);
+    }
+  } finally {
+    if (!values.keep) {
+      await elastic.indices.delete({ index: `${indexPrefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
+      await dropDatabase(name);
+      await rm(dumpDir, { recursive: true, force: true });
+    }
+    await elastic.close();
+  }
+}
+
+await main();

@@ -1,0 +1,211 @@
+import test from 'ava';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
+import { importRatings } from '../loader/import/ratings.js';
+import { reindex } from '../loader/index/reindex.js';
+import type { BookRecord, WorkRecord } from '../src/domain/records.js';
+import { createLogger } from '../src/log.js';
+import { projectPath } from '../src/paths.js';
+import type { SubjectPage, TrendingPage } from '../src/services/readers.js';
+import { csvFile, GOODBOOKS_300, importFile } from './helpers/catalogue.js';
+import { useApi, type TestWorld } from './helpers/env.js';
+import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
+
+/**
+ * What readers read (issue 29, item 5), against the real stores with the shipped Open Library
+ * samples: the readers and ratings of works and their books, a subject's works by readers, and the
+ * works trending in the reading log.
+ */
+
+const log = createLogger('silent');
+const sample = (name: string) => projectPath('data', 'openlibrary', `ol_dump_${name}_sample.txt`);
+const load = (world: TestWorld, paths: string[]) =>
+  importOpenLibrary(paths, { db: world.db, cache: world.cache, log }, { progress: false });
+// Book-Crossing rates The Hunger Games (ISBN-10 0439023483) 8 and 10; a 0 says a reader had it.
+const BX_RATINGS = ['User-ID,ISBN,Book-Rating', '1,0439023483,8', '2,0439023483,10', '3,0439023483,0'];
+
+let deps: TestLoaderDeps;
+let scratch: string;
+const api = useApi(test, {
+  server: { rateLimitMax: 1_000_000, shortCacheTtlS: 0 },
+  prepare: async (world) => {
+    scratch = await mkdtemp(join(tmpdir(), 'bookmeta-readers-'));
+    await importFile(world, 'goodbooks', GOODBOOKS_300);
+    await load(world, [sample('authors'), sample('works'), sample('editions')]);
+    await load(world, [sample('reading-log'), sample('ratings')]);
+    await importRatings(await csvFile(BX_RATINGS), { db: world.db, log, cache: world.cache });
+    deps = loaderDeps(world);
+    await reindex(deps, 'all', { progress: false });
+  },
+});
+test.after.always(async () => {
+  await deps?.close();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+async function json<T>(path: string): Promise<T> {
+  const response = await api.get(path);
+  if (response.status !== 200) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** The id of the work an Open Library work key was imported as. */
+async function workOf(key: string): Promise<string> {
+  const response = await api.get(`/v1/openlibrary/${key}`);
+  return ((await response.json()) as { id: string }).id;
+}
+
+test.serial(
+  "a work carries its Open Library readers and every source's ratings, Book-Crossing's apart, and so does each of its books",
+  async (t) => {
+    const work = await json<WorkRecord>(`/v1/works/${await workOf('OL5735363W')}`);
+    // The reading log's sample: 5 want to read, 1 reading, 4 read (the unknown shelf is rejected).
+    t.deepEqual(work.readers, { want_to_read: 5, currently_reading: 1, already_read: 4 });
+    // Its ratings: 5, 4, 5, 3, 5, 4 (the 0 is rejected): sum 26.
+    const openlibrary = { average: 4.33, count: 6, stars: { '1': 0, '2': 0, '3': 1, '4': 2, '5': 3 } };
+    // goodbooks: The Hunger Games rated 4.34 by 4,780,653 Goodreads readers.
+    const goodreads = { average: 4.34, count: 4_780_653, stars: null };
+    t.deepEqual(work.rating, {
+      average: Math.round(((26 + 4.34 * 4_780_653) / (6 + 4_780_653)) * 100) / 100,
+      count: 4_780_659,
+      stars: openlibrary.stars,
+      sources: { openlibrary, goodreads, book_crossing: { average: 9, count: 2, stars: null } },
+    });
+    const book = await json<BookRecord>(`/v1/books/${work.editions[0]!.id}`);
+    t.deepEqual([book.readers, book.rating], [work.readers, work.rating]);
+    // Every edition of a work of three shows the work's readers and ratings.
+    const innovators = await json<WorkRecord>(`/v1/works/${await workOf('OL2010879W')}`);
+    t.like(innovators, { edition_count: 3, readers: { want_to_read: 2, already_read: 2 }, rating: { average: 4.5, count: 2 } });
+    for (const edition of innovators.editions) {
+      const book = await json<BookRecord>(`/v1/books/${edition.id}`);
+      t.deepEqual([book.readers, book.rating], [innovators.readers, innovators.rating], edition.id);
+    }
+  },
+);
+
+test.serial('a work no reader shelved or rated has zero readers and no average', async (t) => {
+  const work = await json<WorkRecord>(`/v1/works/${await workOf('OL2010883W')}`);
+  t.deepEqual(work.readers, { want_to_read: 0, currently_reading: 0, already_read: 0 });
+  t.like(work.rating, { average: null, count: 0, sources: { book_crossing: { average: null, count: 0 } } });
+});
+
+test.serial(
+  "a subject lists its works by readers with its work count, most read authors and the subjects found with it, whatever the subject's spelling",
+  async (t) => {
+    const [poetry, introduction, sipahi] = [
+      await json<SubjectPage>('/v1/subjects/Poetry'),
+      await workOf('OL2010880W'),
+      await workOf('OL2010883W'),
+    ];
+    // An introduction to poetry has readers (its own and those of the work redirected to it), Sipahi none.
+    t.like(poetry, { key: 'poetry', name: 'Poetry', work_count: 2, total: 2, limit: 20, offset: 0 });
+    t.deepEqual(
+      poetry.results.map((work) => work.id),
+      [introduction, sipahi],
+    );
+    t.like(poetry.results[0], { title: 'An introduction to poetry', readers: { currently_reading: 1, want_to_read: 1, already_read: 1 } });
+    t.deepEqual(poetry.related_subjects.map((subject) => subject.name).sort(), ['Poetics', 'Urdu poetry -- Translations into English']);
+    t.true(poetry.related_subjects.every((subject) => subject.work_count === 1));
+    t.is(poetry.authors.length, 2);
+    t.true(poetry.authors[0]!.readers >= poetry.authors[1]!.readers);
+    // Another spelling of the subject is the same subject; a page of one is the second work.
+    t.deepEqual(await json<SubjectPage>('/v1/subjects/POETRY.'), poetry);
+    const second = await json<SubjectPage>('/v1/subjects/poetry?limit=1&offset=1&related=1');
+    t.deepEqual([second.results.map((work) => work.id), second.related_subjects.length, second.authors.length], [[sipahi], 1, 1]);
+  },
+);
+
+test.serial('a subject no book has answers no works, and a subject without a word or a bad page is a 400 naming it', async (t) => {
+  t.like(await json<SubjectPage>('/v1/subjects/Underwater%20basket%20weaving'), {
+    key: 'basket underwater weaving',
+    name: null,
+    work_count: 0,
+    results: [],
+    authors: [],
+    related_subjects: [],
+  });
+  for (const [path, message] of [
+    ['/v1/subjects/%20--%20', 'subject must have a letter or digit'],
+    [`/v1/subjects/${'a'.repeat(201)}`, 'subject must be at most 200 characters'],
+    ['/v1/subjects/Poetry?limit=0', 'limit must be an integer from 1 to 100'],
+    ['/v1/subjects/Poetry?offset=990&limit=20', 'offset + limit must be at most 1000'],
+    ['/v1/subjects/Poetry?fields=title,editions', 'unknown field "editions" in fields'],
+  ] as const) {
+    const response = await api.get(path);
+    t.is(response.status, 400, path);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    t.is(body.error.code, 'bad_request');
+    t.true(body.error.message.startsWith(message), body.error.message);
+  }
+});
+
+test.serial(
+  'a subject answers an ETag and a short Cache-Control, revalidates to 304, and cuts its works to the fields asked',
+  async (t) => {
+    const first = await api.get('/v1/subjects/Poetry');
+    t.regex(first.headers.get('cache-control') ?? '', /max-age/);
+    const again = await api.get('/v1/subjects/Poetry', { headers: { 'If-None-Match': first.headers.get('etag')! } });
+    t.is(again.status, 304);
+    const partial = await json<{ results: Record<string, unknown>[] }>('/v1/subjects/Poetry?fields=title,readers');
+    t.deepEqual(
+      partial.results.map((work) => Object.keys(work)),
+      [
+        ['id', 'title', 'readers'],
+        ['id', 'title', 'readers'],
+      ],
+    );
+  },
+);
+
+test.serial('trending counts the entries added in each period up to the newest day of the reading log', async (t) => {
+  const [hungerGames, fairyTales] = [await workOf('OL5735363W'), await workOf('OL2010881W')];
+  const ranking = (page: TrendingPage) => page.results.map((entry) => [entry.work.id, entry.added]);
+  // The sample's newest entry is of 2024-02-29; a work the catalogue lacks is left out.
+  const day = await json<TrendingPage>('/v1/trending?period=day');
+  t.like(day, { period: 'day', from: '2024-02-29', to: '2024-02-29', total: 1 });
+  t.deepEqual(ranking(day), [[fairyTales, 1]]);
+  t.like(await json<TrendingPage>('/v1/trending'), { period: 'week', from: '2024-02-23', to: '2024-02-29' });
+  // A year back from 2024-02-29: The Hunger Games' seven entries from 2023-03-12 on, not the two before.
+  const year = await json<TrendingPage>('/v1/trending?period=year');
+  t.like(year, { from: '2023-03-02', to: '2024-02-29', total: 2 });
+  t.deepEqual(ranking(year), [
+    [hungerGames, 7],
+    [fairyTales, 1],
+  ]);
+  t.like(year.results[0]!.work, { title: 'The Hunger Games', readers: { want_to_read: 5 } });
+  const response = await api.get('/v1/trending?period=decade');
+  t.is(response.status, 400);
+  t.is(((await response.json()) as { error: { message: string } }).error.message, 'period must be one of day, week, month, year');
+});
+
+test.serial("importing next month's reading log moves the trending window and replaces the readers' counts", async (t) => {
+  const [introduction, hungerGames] = [await workOf('OL2010880W'), await workOf('OL5735363W')];
+  const entries = [
+    '/works/OL5735363W\t\\N\tWant to Read\t2024-01-20',
+    '/works/OL2010880W\t\\N\tWant to Read\t2024-03-30',
+    '/works/OL2010890W\t\\N\tAlready Read\t2024-03-31',
+    '/works/OL2010880W\t/books/OL30004M\tCurrently Reading\t2024-03-31 10:00:00',
+  ];
+  const next = join(scratch, 'ol_dump_reading-log_2024-03-31.txt');
+  await writeFile(next, `${entries.join('\n')}\n`);
+  await load(api.world, [next]);
+  const day = await json<TrendingPage>('/v1/trending?period=day');
+  // The redirected work's entry counts for the work it leads to.
+  t.like(day, { from: '2024-03-31', to: '2024-03-31', total: 1 });
+  t.deepEqual(
+    day.results.map((entry) => [entry.work.id, entry.added]),
+    [[introduction, 2]],
+  );
+  const month = await json<TrendingPage>('/v1/trending?period=month');
+  t.deepEqual(
+    month.results.map((entry) => [entry.work.id, entry.added]),
+    [[introduction, 3]],
+  );
+  t.like(await json<TrendingPage>('/v1/trending?period=year'), { total: 2 });
+  // The dump is the whole reading log now: the work's readers are the new file's, and its cached record says so.
+  const work = await json<WorkRecord>(`/v1/works/${hungerGames}`);
+  t.deepEqual(work.readers, { want_to_read: 1, currently_reading: 0, already_read: 0 });
+});
