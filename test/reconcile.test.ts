@@ -121,6 +121,15 @@ test('a batch is answered alike from the form field, a JSON body and GET ?querie
   t.deepEqual(await fromGet.json(), fromForm);
 });
 
+test('a query with a word split at its apostrophe is reconciled as the word written whole', async (t) => {
+  const results = await reconcile(t, {
+    q0: { query: 'the handmaid s tale', properties: [{ pid: 'author', v: 'margaret atwood' }] },
+    q1: { query: 'madeleine l engle', type: 'author' },
+  });
+  t.like(results.q0?.result[0], { name: "The Handmaid's Tale", match: true });
+  t.is(results.q1?.result[0]?.name, "Madeleine L'Engle");
+});
+
 test('every valid example query batch of the 0.2 schemas gets a 200 and a valid result batch; every invalid one a 400 naming the problem', async (t) => {
   const valid = await reconciliationExamples('reconciliation-query-batch', 'valid');
   t.true(valid.length >= 4);

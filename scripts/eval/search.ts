@@ -11,7 +11,10 @@
 //  - title_author: two content words of the title with the first author's surname: "hunger games collins";
 //  - series:       a series name alone: "Harry Potter", meaning its most-read numbered volume (its
 //                  first volume is right first too);
-//  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book.
+//  - author:       the first author's name alone: "Suzanne Collins", meaning their most-read book;
+//  - apostrophe_split, _dropped, _kept: a title or, for a title without one, a first author's name that has an
+//                  apostrophe, written as exports and OCR write it ("the handmaid s tale", "flannery o connor"),
+//                  without it ("the handmaids tale") and with it, meaning what the title and author kinds mean.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
 // one book split into two works (of one kind, nearly the same title, the same numbers in it, and a
@@ -62,7 +65,7 @@ const { values: options } = parseArgs({
 const rng = new Random(Number(options.seed));
 const AT = 10;
 
-const KINDS = ['title', 'title_author', 'series', 'author'] as const;
+const KINDS = ['title', 'title_author', 'series', 'author', 'apostrophe_split', 'apostrophe_dropped', 'apostrophe_kept'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** A goodbooks row as the queries see it. */
@@ -171,8 +174,24 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
       const first = authorKey(book.row.authors[0]!);
       return { q: book.row.authors[0]!, fits: (other) => authorKey(other.row.authors[0]!) === first };
     }),
+    ...apostropheKinds.flatMap(([kind, rewrite]) =>
+      queriesOf(kind, single, perKind, (book) => {
+        if (APOSTROPHE.test(book.title)) return { q: rewrite(book.title), fits: (other) => other.key === book.key };
+        const name = book.row.authors[0]!;
+        if (!APOSTROPHE.test(name)) return null;
+        const first = authorKey(name);
+        return { q: rewrite(name), fits: (other) => authorKey(other.row.authors[0]!) === first };
+      }),
+    ),
   ];
 }
+
+const APOSTROPHE = /['’]/u;
+const apostropheKinds: [Kind, (text: string) => string][] = [
+  ['apostrophe_split', (text) => text.replace(/['’]/gu, ' ')],
+  ['apostrophe_dropped', (text) => text.replace(/['’]/gu, '')],
+  ['apostrophe_kept', (text) => text],
+];
 
 interface Outcome {
   query: Query;

@@ -42,3 +42,20 @@ export function collapseWhitespace(s: string): string {
 export function quoted(text: string): string {
   return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 }
+
+// A word split where its apostrophe was, as spreadsheets, OCR and other systems' exports write it:
+// an elided first letter before a word ("o connor", "l engle", "d artagnan"), and a clitic after
+// one ("handmaid s", "don t", "you re", "we ll", "i ve", "i m"). A letter among initials is one of
+// them ("j d salinger", "a s byatt").
+const ELIDED_LETTER = /(?<![\p{L}\p{M}\p{N}'’])(?<!(?:^|\s)\p{L} )([dlo]) (?=\p{L}{2})/giu;
+const CLITIC = /(?<=(?:^|\s)\p{L}{2,}) (s|t|re|ll|ve|m)(?![\p{L}\p{M}\p{N}'’])/giu;
+
+/**
+ * The text with words split at an apostrophe joined again ("flannery o connor" → "flannery
+ * o'connor", "the handmaid s tale" → "the handmaid's tale"), or null when it has none. A reading,
+ * not a correction: "O Pioneers!" reads the same way, so callers look for both texts.
+ */
+export function rejoinedApostrophes(text: string): string | null {
+  const joined = text.replace(ELIDED_LETTER, "$1'").replace(CLITIC, "'$1");
+  return joined === text ? null : joined;
+}

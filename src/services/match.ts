@@ -2,7 +2,7 @@ import { parseIsbn } from '../domain/isbn.js';
 import { z } from 'zod/v4';
 import { assess, isbnSignal, MATCH_THRESHOLD, matchSignals, type MatchProbe } from '../domain/matching.js';
 import { bookRecord, type BookRecord } from '../domain/records.js';
-import { collapseWhitespace } from '../domain/text.js';
+import { collapseWhitespace, rejoinedApostrophes } from '../domain/text.js';
 import type { Misspelt } from '../domain/similarity.js';
 import { splitTitle, titleKey, withoutTrailingParenthetical } from '../domain/titles.js';
 import { ApiError, badRequest, parseInput } from '../errors.js';
@@ -221,7 +221,7 @@ function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult
  * together, each as if alone: one round of the index for all of them, and one more for those
  * that need typos tolerated.
  */
-async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
+async function matchAsWritten(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
   const isbnBooks = await Promise.all(
     probes.map((probe) => (probe.isbn === null ? Promise.resolve(null) : bookWithIsbn(services, probe.isbn.isbn13))),
   );
@@ -241,6 +241,30 @@ async function findMatches(services: SearchServices, probes: readonly MatchProbe
     retried.forEach((index, at) => (candidates[index] = typos[at]!));
   }
   return probes.map((probe, index) => resultFor(probe, candidates[index]!));
+}
+
+/** The record with words split at an apostrophe joined again ("the handmaid s tale"), or null when it has none. */
+function rejoined(probe: MatchProbe): MatchProbe | null {
+  const title = probe.title === null ? null : rejoinedApostrophes(probe.title);
+  const author = probe.author === null ? null : rejoinedApostrophes(probe.author);
+  return title === null && author === null ? null : { ...probe, title: title ?? probe.title, author: author ?? probe.author };
+}
+
+/**
+ * Each record matched as written and, when it has words split at an apostrophe, also read with them
+ * joined (in the same rounds of the index): the more confident answer stands. The split may be a
+ * real one ("O Pioneers!"), so neither reading is dropped.
+ */
+async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
+  const readings = probes.map(rejoined);
+  const results = await matchAsWritten(services, [...probes, ...readings.flatMap((reading) => reading ?? [])]);
+  let next = probes.length;
+  return probes.map((_, index) => {
+    const written = results[index]!;
+    if (readings[index] === null) return written;
+    const joined = results[next++]!;
+    return joined.confidence > written.confidence ? joined : written;
+  });
 }
 
 const matchKey = (probe: MatchProbe): string => `match:${JSON.stringify(probe)}`;

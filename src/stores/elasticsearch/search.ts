@@ -1,5 +1,7 @@
 import type { estypes } from '@elastic/elasticsearch';
+import { authorKey } from '../../domain/names.js';
 import type { FieldTerm, TextField } from '../../domain/querySyntax.js';
+import { rejoinedApostrophes } from '../../domain/text.js';
 import { AUTHOR } from './authorsIndex.js';
 import { BOOK } from './booksIndex.js';
 import type { Elastic } from './client.js';
@@ -117,6 +119,15 @@ export function contentWords(text: string): string {
 }
 
 /**
+ * The text, and when it has words split at an apostrophe ("flannery o connor") also the text with
+ * them joined: each is matched and fitted, and a book fits as well as its better reading.
+ */
+const readings = (text: string): string[] => {
+  const joined = rejoinedApostrophes(text);
+  return joined === null ? [text] : [text, joined];
+};
+
+/**
  * Which books match free text: its content words in all_text (title, subtitle, series and author
  * names together), up to typos when tolerated; or stemmed ("feathers" finds "feather"); or with
  * the last word as a prefix (search as you type); or every word as typed, for initials ("JK
@@ -124,17 +135,19 @@ export function contentWords(text: string): string {
  */
 function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   const enough = '2<75%'; // up to two words: all of them; more: three in four
-  const content = contentWords(text);
   return {
     dis_max: {
-      queries: [
-        { match: { [BOOK.all_text.path]: { query: content, ...spelling(mode), minimum_should_match: enough } } },
-        { match: { [BOOK.all_text.english]: { query: text, minimum_should_match: enough } } },
-        { match_bool_prefix: { [BOOK.all_text.path]: { query: content, minimum_should_match: enough } } },
-        { match: { [BOOK.all_text.path]: { query: text, operator: 'and' } } },
-        // A subject says what a book is about ("dystopias"); only whole matches count, and rank below titles.
-        { match: { [BOOK.subjects.english]: { query: text, operator: 'and', boost: 0.5 } } },
-      ],
+      queries: readings(text).flatMap((text) => {
+        const content = contentWords(text);
+        return [
+          { match: { [BOOK.all_text.path]: { query: content, ...spelling(mode), minimum_should_match: enough } } },
+          { match: { [BOOK.all_text.english]: { query: text, minimum_should_match: enough } } },
+          { match_bool_prefix: { [BOOK.all_text.path]: { query: content, minimum_should_match: enough } } },
+          { match: { [BOOK.all_text.path]: { query: text, operator: 'and' } } },
+          // A subject says what a book is about ("dystopias"); only whole matches count, and rank below titles.
+          { match: { [BOOK.subjects.english]: { query: text, operator: 'and', boost: 0.5 } } },
+        ];
+      }),
     },
   };
 }
@@ -171,7 +184,7 @@ function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
   });
   return {
     dis_max: {
-      queries: [
+      queries: readings(text).flatMap((text) => [
         tier(FIT.title, { term: { [BOOK.title.key]: text } }),
         tier(FIT.title, { term: { [BOOK.series.key]: text } }),
         tier(FIT.name, { term: { [BOOK.first_author.path]: text } }),
@@ -181,13 +194,13 @@ function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
         tier(FIT.titleWords, { match: { [BOOK.title.path]: { query: text, ...spelling(mode), operator: 'and' } } }),
         tier(FIT.allWords, { match: { [BOOK.all_text.path]: { query: contentWords(text), ...spelling(mode), operator: 'and' } } }),
         tier(FIT.seriesWords, { match: { [BOOK.series.path]: { query: text, operator: 'and' } } }),
-      ],
+      ]),
     },
   };
 }
 
 const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({
-  constant_score: { filter: { term: { [BOOK.series.key]: text } }, boost: FIT.seriesVolume },
+  constant_score: { filter: { terms: { [BOOK.series.key]: readings(text) } }, boost: FIT.seriesVolume },
 });
 
 const isbnClause = (isbn13s: string[]): estypes.QueryDslQueryContainer => ({
@@ -468,12 +481,15 @@ export async function searchAuthors(elastic: Elastic, index: string, search: Aut
       query: withPopularity(
         {
           bool: {
-            should: [
-              { term: { [AUTHOR.name_key.path]: { value: search.nameKey, boost: 10 } } },
-              { match: { [AUTHOR.all_names.path]: { query: search.text, ...spelling(mode), operator: 'and', boost: 2 } } },
-              { match: { [AUTHOR.all_names.path]: { query: search.nameKey, ...spelling(mode), operator: 'and', boost: 2 } } },
-              { match: { [AUTHOR.all_names.prefix]: { query: search.text, operator: 'and', boost: 1 } } },
-            ],
+            should: readings(search.text).flatMap((text) => {
+              const nameKey = text === search.text ? search.nameKey : authorKey(text);
+              return [
+                { term: { [AUTHOR.name_key.path]: { value: nameKey, boost: 10 } } },
+                { match: { [AUTHOR.all_names.path]: { query: text, ...spelling(mode), operator: 'and', boost: 2 } } },
+                { match: { [AUTHOR.all_names.path]: { query: nameKey, ...spelling(mode), operator: 'and', boost: 2 } } },
+                { match: { [AUTHOR.all_names.prefix]: { query: text, operator: 'and', boost: 1 } } },
+              ];
+            }),
             minimum_should_match: 1,
           },
         },
