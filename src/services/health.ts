@@ -2,7 +2,9 @@ import { z } from 'zod/v4';
 import { isUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Meter, MeterHealth } from './meter.js';
-import type { Services } from './context.js';
+import type { Elastic } from '../stores/elasticsearch/client.js';
+import type { Queryable } from '../stores/postgres/pool.js';
+import type { Redis } from '../stores/redis/client.js';
 
 const dependencyHealth = z.object({ status: z.enum(['up', 'down']) });
 
@@ -40,7 +42,7 @@ export class HealthCheck {
   private readonly checks: Checks;
 
   constructor(
-    { db, redis, elastic }: Pick<Services, 'db' | 'redis' | 'elastic'>,
+    { db, redis, elastic }: { db: Queryable; redis: Redis; elastic: Elastic },
     private readonly meter: Meter | null,
     private readonly log: Logger,
   ) {
