@@ -2,7 +2,7 @@ import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reindex } from '../loader/index/reindex.js';
 import { rollingRestart, startBalancer, untilServer, type Balancer, type Instance } from '../scripts/lib/balancer.js';
-import { failed, mixedTraffic, type Outcome } from '../scripts/lib/mixedTraffic.js';
+import { failed, mixedTraffic, trafficCatalogue, type Outcome } from '../scripts/lib/mixedTraffic.js';
 import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
 import { createWorld, GENEROUS_STORE_WAIT, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { freePort } from './helpers/faults.js';
@@ -88,7 +88,7 @@ test('a rolling restart behind HAProxy fails no request: no reset, no 502/503 fr
   const sending = mixedTraffic({
     baseUrl: balancer.url,
     headers: auth,
-    catalogue: { isbns: books.map((book) => book.isbn_13), bookIds: books.map((book) => book.id), titles: books.map((book) => book.title) },
+    catalogue: trafficCatalogue(books),
     rate: 100,
     connections: 8,
     signal: traffic.signal,

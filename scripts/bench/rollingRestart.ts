@@ -15,12 +15,10 @@
 // Ports: HAProxy on --port, its statistics on --port + 1, the instances on --port + 2 and + 3.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reindex } from '../../loader/index/reindex.js';
-import { createLogger } from '../../src/log.js';
-import { createElastic, indexAliases } from '../../src/stores/elasticsearch/client.js';
+import { createElastic } from '../../src/stores/elasticsearch/client.js';
 import { rollingRestart, startBalancer, untilServer, type Instance } from '../lib/balancer.js';
-import { benchDatabase, benchKey, benchRedisPrefix, importSampleBooks, startApi, type BenchServer } from '../lib/bench.js';
-import { failed, mixedTraffic, REQUEST_KINDS, type Outcome } from '../lib/mixedTraffic.js';
+import { benchDatabase, benchKey, benchRedisPrefix, startApi, type BenchServer } from '../lib/bench.js';
+import { failed, indexedSample, mixedTraffic, REQUEST_KINDS, trafficCatalogue, type Outcome } from '../lib/mixedTraffic.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -44,13 +42,7 @@ const running = new Map<string, BenchServer>();
 let balancer: Awaited<ReturnType<typeof startBalancer>> | undefined;
 try {
   say('importing goodbooks-10k and indexing it');
-  await importSampleBooks(database.db);
-  await reindex({ db: database.db, es: elastic, aliases: indexAliases(indexPrefix), log: createLogger('warn') }, 'all', {
-    progress: false,
-  });
-  const { rows } = await database.db.query<{ id: string; isbn_13: string; title: string }>(
-    'select id, isbn_13, title from books where isbn_13 is not null and merged_into is null order by id',
-  );
+  const rows = await indexedSample(database.db, elastic, indexPrefix);
   const headers = await benchKey(database.db);
 
   // Each instance as an operator runs it behind this balancer (the comment of scripts/ops/haproxy.cfg).
@@ -90,7 +82,7 @@ try {
   const sending = mixedTraffic({
     baseUrl: balancer.url,
     headers,
-    catalogue: { isbns: rows.map((row) => row.isbn_13), bookIds: rows.map((row) => row.id), titles: rows.map((row) => row.title) },
+    catalogue: trafficCatalogue(rows),
     rate,
     connections: Number(values.connections),
     signal: traffic.signal,

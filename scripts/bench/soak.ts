@@ -18,15 +18,21 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reindex } from '../../loader/index/reindex.js';
-import { createLogger } from '../../src/log.js';
 import { createElastic, indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { recordChanges } from '../../src/stores/postgres/changes.js';
 import { withTransaction } from '../../src/stores/postgres/pool.js';
 import { connectRedis } from '../../src/stores/redis/client.js';
-import { benchDatabase, benchKey, importSampleBooks, startApi, startProcess, type BenchServer } from '../lib/bench.js';
+import { benchDatabase, benchKey, startApi, startProcess, type BenchServer } from '../lib/bench.js';
 import { launchChromium } from '../lib/chromium.js';
-import { failed, mixedTraffic, REQUEST_KINDS, type Outcome, type RequestKind } from '../lib/mixedTraffic.js';
+import {
+  failed,
+  indexedSample,
+  mixedTraffic,
+  REQUEST_KINDS,
+  trafficCatalogue,
+  type Outcome,
+  type RequestKind,
+} from '../lib/mixedTraffic.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -92,13 +98,7 @@ const redisServer = spawn('redis-server', ['--port', String(port + 1), '--bind',
 const processes: BenchServer[] = [];
 try {
   say('importing goodbooks-10k and indexing it');
-  await importSampleBooks(database.db);
-  await reindex({ db: database.db, es: elastic, aliases: indexAliases(indexPrefix), log: createLogger('warn') }, 'all', {
-    progress: false,
-  });
-  const { rows } = await database.db.query<{ id: string; isbn_13: string; title: string }>(
-    'select id, isbn_13, title from books where isbn_13 is not null and merged_into is null order by id',
-  );
+  const rows = await indexedSample(database.db, elastic, indexPrefix);
   const headers = await benchKey(database.db);
   const redis = await connectRedis(`redis://127.0.0.1:${port + 1}`);
   const env = {
@@ -144,7 +144,7 @@ try {
   const traffic = mixedTraffic({
     baseUrl: api.url,
     headers,
-    catalogue: { isbns: rows.map((row) => row.isbn_13), bookIds: rows.map((row) => row.id), titles: rows.map((row) => row.title) },
+    catalogue: trafficCatalogue(rows),
     rate: Number(values.rate),
     connections: Number(values.connections),
     signal: stop.signal,

@@ -1,4 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { reindex } from '../../loader/index/reindex.js';
+import { createLogger } from '../../src/log.js';
+import { indexAliases, type Elastic } from '../../src/stores/elasticsearch/client.js';
+import type { Pool } from '../../src/stores/postgres/pool.js';
+import { importSampleBooks } from './bench.js';
 
 /**
  * Steady mixed traffic, as clients of the service send it: cached and uncached point lookups, book
@@ -26,6 +31,28 @@ export interface TrafficCatalogue {
   bookIds: string[];
   titles: string[];
 }
+
+/** The goodbooks-10k sample imported and indexed under `indexPrefix`: the books the traffic asks for, by id. */
+export async function indexedSample(db: Pool, elastic: Elastic, indexPrefix: string): Promise<SampleBook[]> {
+  await importSampleBooks(db);
+  await reindex({ db, es: elastic, aliases: indexAliases(indexPrefix), log: createLogger('warn') }, 'all', { progress: false });
+  const { rows } = await db.query<SampleBook>(
+    'select id, isbn_13, title from books where isbn_13 is not null and merged_into is null order by id',
+  );
+  return rows;
+}
+
+export interface SampleBook {
+  id: string;
+  isbn_13: string;
+  title: string;
+}
+
+export const trafficCatalogue = (books: readonly SampleBook[]): TrafficCatalogue => ({
+  isbns: books.map((book) => book.isbn_13),
+  bookIds: books.map((book) => book.id),
+  titles: books.map((book) => book.title),
+});
 
 export interface TrafficOptions {
   baseUrl: string;
