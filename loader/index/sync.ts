@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
 import { BOOK } from '../../src/stores/elasticsearch/booksIndex.js';
-import type { Elastic, IndexAliases } from '../../src/stores/elasticsearch/client.js';
-import { BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
+import { errors } from '@elastic/elasticsearch';
+import { isElasticOutage, type Elastic, type IndexAliases } from '../../src/stores/elasticsearch/client.js';
+import type { StoreName } from '../../src/stores/guard.js';
+import { BulkError, BulkWriter, type BulkStats } from '../stores/elasticsearch/bulk.js';
 import {
   authorDocuments,
   bookDocuments,
@@ -19,7 +21,7 @@ import { ensureAlias, errorType, statusOf, swapAlias } from '../stores/elasticse
 import { advanceCheckpoint, readCheckpoint } from '../stores/postgres/checkpoints.js';
 import { clearPendingSwap, pendingSwaps } from '../stores/postgres/pendingSwaps.js';
 import { readChanges, type RecordedChange } from '../../src/stores/postgres/changes.js';
-import type { Pool, PoolClient } from '../../src/stores/postgres/pool.js';
+import { isPostgresOutage, type Pool, type PoolClient } from '../../src/stores/postgres/pool.js';
 import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 
 /**
@@ -334,16 +336,44 @@ export interface FollowOptions extends SyncOptions {
   pollMs?: number;
   /** Seconds between summary log lines (default 10). */
   logEverySeconds?: number;
-  /** Called when a page failed (it is retried after a pause). */
+  /** Called when a page failed because a store is away (it is retried after a pause). */
   onFailure?: (error: unknown) => void;
+}
+
+// While a store is away, pages are tried again after 1 s, then 2 s, then every 5 s.
+const AWAY_PAUSE_MS = 1_000;
+const AWAY_PAUSE_MAX_MS = 5_000;
+
+/**
+ * The store a failed page says is away, or null for any other error (a bug, a document refused,
+ * bad credentials), which ends `follow`: retrying cannot mend it. Refusals that are all the
+ * cluster's own (5xx, such as shards not started yet) or still queue-full after the bulk writer's
+ * retries (none listed) say Elasticsearch cannot take writes now.
+ */
+function storeAway(error: unknown): StoreName | null {
+  if (isElasticOutage(error) || error instanceof errors.TimeoutError) return 'Elasticsearch';
+  if (error instanceof BulkError && error.failures.every((failure) => failure.status >= 500)) return 'Elasticsearch';
+  return isPostgresOutage(error) ? 'PostgreSQL' : null;
+}
+
+/** A dedicated connection for SYNC_WRITE_LOCK. Losing its server while idle must not crash the process: its next query fails instead. */
+async function lockClient(db: Pool): Promise<PoolClient> {
+  const client = await db.connect();
+  client.on('error', () => undefined);
+  return client;
 }
 
 /**
  * `sync --follow`: tails the change sequence until `signal` aborts (SIGTERM/SIGINT), polling every
  * `pollMs` when idle. Each page is written with refresh=true, so a change is searchable as soon as
  * its page is acknowledged rather than up to a refresh interval (1 s) later: a few small refreshes
- * per second at most, for a commit-to-searchable lag well under the 2 s target. Errors (Elasticsearch or PostgreSQL briefly away) are logged and retried with
- * a growing pause; the checkpoint only moves after acknowledged pages, so nothing is skipped.
+ * per second at most, for a commit-to-searchable lag well under the 2 s target.
+ *
+ * PostgreSQL or Elasticsearch away (restarted, unreachable) is logged once, when it starts and
+ * when it ends, and the page is tried again after a pause, on a new connection if PostgreSQL's was
+ * lost. The checkpoint only moves after acknowledged pages, so a page cut short is applied again
+ * from it, which is harmless (see Durability above), and nothing is skipped. Any other error ends
+ * the process.
  */
 export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Promise<SyncResult> {
   const pollMs = options.pollMs ?? 100;
@@ -351,14 +381,19 @@ export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Pro
   const total: SyncResult = { pages: 0, changes: 0, checkpoint: 0 };
   let sinceLog = 0;
   let lastLog = performance.now();
-  let failures = 0;
-  const client = await deps.db.connect();
+  let aliasesEnsured = false;
+  let client: PoolClient | null = null;
+  // Asserted: the checker does not see the catch below assign it, and would narrow it to null.
+  let away = null as { store: StoreName; since: number; failures: number } | null;
   try {
-    await ensureAliases(deps);
     while (!options.signal?.aborted) {
       try {
+        if (!aliasesEnsured) await ensureAliases(deps);
+        aliasesEnsured = true;
+        client ??= await lockClient(deps.db);
         const result = await syncOnce(deps, { ...options, refresh: options.refresh ?? true }, client);
-        failures = 0;
+        if (away) deps.log.info({ store: away.store, downMs: Date.now() - away.since }, `${away.store} available again`);
+        away = null;
         total.pages += result.pages;
         total.changes += result.changes;
         total.checkpoint = result.checkpoint;
@@ -370,15 +405,24 @@ export async function follow(deps: LoaderDeps, options: FollowOptions = {}): Pro
         }
         if (result.changes === 0) await sleep(pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       } catch (error) {
-        failures += 1;
+        const store = storeAway(error);
+        if (store === null) throw error;
         options.onFailure?.(error);
-        const pause = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
-        deps.log.error({ err: error, retryInMs: pause }, 'sync page failed; retrying');
+        if (store === 'PostgreSQL') {
+          client?.release(true);
+          client = null;
+        }
+        if (away?.store !== store) {
+          // The message only: a stack per retry is what an outage must not fill the log with.
+          deps.log.error({ store, err: error instanceof Error ? error.message : String(error) }, `${store} unavailable`);
+          away = { store, since: Date.now(), failures: 0 };
+        }
+        const pause = Math.min(AWAY_PAUSE_MAX_MS, AWAY_PAUSE_MS * 2 ** away.failures++);
         await sleep(pause, undefined, { signal: options.signal }).catch(() => undefined);
       }
     }
   } finally {
-    client.release();
+    client?.release();
   }
   return total;
 }

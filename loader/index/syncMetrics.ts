@@ -79,7 +79,7 @@ class SyncMetrics {
     });
     this.failedPages = new Counter({
       name: 'bookmeta_sync_page_failures_total',
-      help: 'Pages that failed and were retried after a pause (Elasticsearch or PostgreSQL away, or documents refused).',
+      help: 'Pages that failed and were retried after a pause (Elasticsearch or PostgreSQL away).',
       registers,
     });
     for (const outcome of ['indexed', 'deleted', 'stale', 'failed']) this.documents.inc({ outcome }, 0);

@@ -83,7 +83,7 @@ function searchesIn(params: TransportRequestParams): number {
 }
 
 /** Errors that say the cluster is away or overloaded, not that a request was wrong (a timeout is the guard's to count). */
-function isElasticOutage(error: unknown): boolean {
+export function isElasticOutage(error: unknown): boolean {
   if (error instanceof errors.ResponseError) return error.statusCode === 502 || error.statusCode === 503 || error.statusCode === 504;
   return error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError;
 }

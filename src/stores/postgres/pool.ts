@@ -48,7 +48,7 @@ export function createRequestPathPool(connectionString: string, max: number, gua
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
 
 /** A server that is away or refusing, not a query that is wrong. The driver's own errors (refused, reset, timed out) carry no SQLSTATE. */
-function isPostgresOutage(error: unknown): boolean {
+export function isPostgresOutage(error: unknown): boolean {
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE_SQLSTATE.test(code);
   return error instanceof Error && (typeof code === 'string' || /connect|terminated|timeout|closed/i.test(error.message));
