@@ -8,7 +8,7 @@ import { readCheckpoint } from '../loader/stores/postgres/checkpoints.js';
 import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/changes.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
-import { SYNC_CHECKPOINT, applyChanges, syncOnce } from '../loader/index/sync.js';
+import { SYNC_CHECKPOINT, applyChanges, follow, syncOnce } from '../loader/index/sync.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 import { liveBookIds, retitle } from './helpers/catalogue.js';
@@ -226,6 +226,13 @@ test.serial('sync --follow makes a committed change searchable within seconds an
   t.log(`commit to searchable: ${Math.round(lag)} ms`);
   t.true(lag < 5_000);
   t.is(await follower.stop('SIGTERM'), 0);
+});
+
+test.serial('sync --follow ends on an error that is not a store being away, rather than retrying it for ever', async (t) => {
+  // Elasticsearch is up but refuses the index name: no pause mends that.
+  const invalid = { books: 'Not_An_Index_Name', authors: 'Not_An_Index_Name' };
+  const error = await t.throwsAsync(follow({ ...deps, aliases: invalid }, { signal: AbortSignal.timeout(10_000) }));
+  t.regex(error?.message ?? '', /invalid_index_name_exception/);
 });
 
 test.serial('kill -9 of sync at any moment, with writes going on, loses nothing', async (t) => {
