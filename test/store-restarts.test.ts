@@ -140,7 +140,7 @@ test('PostgreSQL, Redis and Elasticsearch restarted under traffic: never a 500, 
     await sleep(2_000);
     // Sync's page takes the client's retries (a few seconds) to find Elasticsearch away: it stays away until then.
     if (store === 'Elasticsearch')
-      await msUntil(async () => followerLog.some(({ msg }) => msg === `${store} unavailable`), performance.now());
+      await msUntil(() => Promise.resolve(followerLog.some(({ msg }) => msg === `${store} unavailable`)), performance.now());
     const down = outcomes.slice(from);
     await startStore();
     const ms = await msUntil(wholeAgain[store]!, performance.now());
