@@ -291,9 +291,9 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
             ? 'committed, authors to resolve'
             : 'neither';
       endings.push(`${step}: ${ending}`);
-      // Only the kill that can land in or after the commit may find the load done.
-      if (step === committing) t.not(ending, 'neither', step);
-      else t.deepEqual(after, before, step);
+      // A step is reported when it ends, and a loaded machine may read the line late: any kill may land
+      // after the commit, never in a half-built catalogue.
+      t.not(ending, 'neither', step);
     }
     t.log(endings.join('; '));
     const rerun = await runCli(killed.env, args);
