@@ -2,14 +2,12 @@ import { Writable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
 import type { Config } from '../src/config.js';
-import { reindex } from '../loader/index/reindex.js';
 import { loggerOptions } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { liveBooks, loadSampleCatalogue } from './helpers/catalogue.js';
-import { createWorld, newKey, PRODUCTION_STORE_WAIT, type TestWorld } from './helpers/env.js';
+import { liveBooks } from './helpers/catalogue.js';
+import { newKey, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
-import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
-import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
+import { openPrivateWorld, PostgresCluster, RedisProcess, TcpProxy, type PrivateWorld } from './helpers/faults.js';
 import { meteredCount } from './helpers/usage.js';
 import { pointCached } from './helpers/cache.js';
 
@@ -20,11 +18,11 @@ import { pointCached } from './helpers/cache.js';
  * it recovers without a restart.
  */
 
+let stores: PrivateWorld;
 let redis: RedisProcess;
 let postgres: PostgresCluster;
 let elastic: TcpProxy;
 let world: TestWorld;
-let deps: TestLoaderDeps;
 let api: Api;
 let books: { id: string; isbn_13: string }[];
 /** Every server started, stopped after the tests whatever happened to them. */
@@ -91,30 +89,15 @@ async function startApi(overrides: Partial<Config> = {}): Promise<Api> {
 }
 
 test.before(async () => {
-  [redis, postgres, elastic] = await Promise.all([
-    RedisProcess.start(),
-    PostgresCluster.create(),
-    TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200'),
-  ]);
-  world = await createWorld({
-    ...PRODUCTION_STORE_WAIT,
-    DATABASE_URL: postgres.url('bookmeta_faults'),
-    REDIS_URL: redis.url,
-    ELASTICSEARCH_URL: elastic.url,
-  });
-  deps = loaderDeps(world);
-  await loadSampleCatalogue(world);
-  await reindex(deps, 'all', { progress: false });
+  stores = await openPrivateWorld('bookmeta_faults');
+  ({ redis, postgres, elastic, world } = stores);
   books = await liveBooks(world.db, 40, { withIsbn: true });
   api = await startApi();
 });
 
 test.after.always(async () => {
   await Promise.all(servers.map((server) => server.stop()));
-  await elastic?.open();
-  await deps?.close();
-  await world?.destroy().catch(() => undefined);
-  await Promise.all([redis?.stop(), postgres?.destroy(), elastic?.close()]);
+  await stores?.close();
 });
 
 /**

@@ -2,17 +2,16 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reindex } from '../loader/index/reindex.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { recordChanges } from '../src/stores/postgres/changes.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
 import { mixedTraffic, type Outcome } from '../scripts/lib/mixedTraffic.js';
-import { liveBooks, loadSampleCatalogue, type LiveBook } from './helpers/catalogue.js';
-import { createWorld, newKey, PRODUCTION_STORE_WAIT, type TestWorld } from './helpers/env.js';
-import { PostgresCluster, RedisProcess, TcpProxy } from './helpers/faults.js';
-import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
+import { liveBooks, type LiveBook } from './helpers/catalogue.js';
+import { newKey, type TestWorld } from './helpers/env.js';
+import { openPrivateWorld, PostgresCluster, RedisProcess, TcpProxy, type PrivateWorld } from './helpers/faults.js';
+import type { TestLoaderDeps } from './helpers/indexing.js';
 import { meteredCount } from './helpers/usage.js';
 
 /**
@@ -20,12 +19,13 @@ import { meteredCount } from './helpers/usage.js';
  * operator's upgrade does it: the test's own PostgreSQL cluster stopped and started, its own
  * redis-server killed (it keeps nothing on disk) and started empty, and Elasticsearch made
  * unreachable and reachable again through a proxy (a second node of its own would take minutes to
- * start on this machine: scripts/bench/storeRestarts.ts, where the time is, restarts a real one).
+ * start on this machine).
  * What docs/operations.md promises, "Restarting a store", is checked: never a 500, the service whole
  * within 5 s of the store's return without restarting the API or the loader, sync catching up by
  * itself, and no usage record lost.
  */
 
+let stores: PrivateWorld;
 let redis: RedisProcess;
 let postgres: PostgresCluster;
 let elastic: TcpProxy;
@@ -37,21 +37,8 @@ let follower: ChildProcess;
 const followerLog: { msg?: string; err?: unknown }[] = [];
 
 test.before(async () => {
-  [redis, postgres, elastic] = await Promise.all([
-    RedisProcess.start(),
-    PostgresCluster.create(),
-    TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200'),
-  ]);
-  // The production wait: how long clients wait for a store that is away is part of what is promised.
-  world = await createWorld({
-    ...PRODUCTION_STORE_WAIT,
-    DATABASE_URL: postgres.url('bookmeta_restarts'),
-    REDIS_URL: redis.url,
-    ELASTICSEARCH_URL: elastic.url,
-  });
-  deps = loaderDeps(world);
-  await loadSampleCatalogue(world);
-  await reindex(deps, 'all', { progress: false });
+  stores = await openPrivateWorld('bookmeta_restarts');
+  ({ redis, postgres, elastic, world, deps } = stores);
   server = await startServer({ ...world.config, rateLimitMax: 1_000_000 }, createLogger('silent'));
   follower = spawn(process.execPath, ['--import', 'tsx', projectPath('loader', 'cli.ts'), 'sync', '--follow'], {
     env: { ...world.env, LOG_LEVEL: 'info' },
@@ -69,10 +56,7 @@ test.before(async () => {
 test.after.always(async () => {
   follower?.kill('SIGTERM');
   await server?.stop();
-  await elastic?.open();
-  await deps?.close();
-  await world?.destroy().catch(() => undefined);
-  await Promise.all([redis?.stop(), postgres?.destroy(), elastic?.close()]);
+  await stores?.close();
 });
 
 /** How long after `since` a check first holds, polled every 100 ms; Infinity past 30 s. */

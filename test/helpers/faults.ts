@@ -4,6 +4,10 @@ import { createConnection, createServer, type AddressInfo, type Server, type Soc
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readdirSync } from 'node:fs';
+import { reindex } from '../../loader/index/reindex.js';
+import { loadSampleCatalogue } from './catalogue.js';
+import { createWorld, PRODUCTION_STORE_WAIT, type TestWorld } from './env.js';
+import { loaderDeps, type TestLoaderDeps } from './indexing.js';
 import { runProcess } from './processes.js';
 
 /**
@@ -256,4 +260,46 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
   }
+}
+
+/** A test world on stores of its own, at the production wait, with the sample catalogue loaded and indexed. */
+export interface PrivateWorld {
+  redis: RedisProcess;
+  postgres: PostgresCluster;
+  elastic: TcpProxy;
+  world: TestWorld;
+  deps: TestLoaderDeps;
+  /** Reopens Elasticsearch's proxy, closes the world and stops the stores. */
+  close(): Promise<void>;
+}
+
+export async function openPrivateWorld(database: string): Promise<PrivateWorld> {
+  const [redis, postgres, elastic] = await Promise.all([
+    RedisProcess.start(),
+    PostgresCluster.create(),
+    TcpProxy.start(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200'),
+  ]);
+  // The production wait: how long clients wait for a store that is away is part of what is tested.
+  const world = await createWorld({
+    ...PRODUCTION_STORE_WAIT,
+    DATABASE_URL: postgres.url(database),
+    REDIS_URL: redis.url,
+    ELASTICSEARCH_URL: elastic.url,
+  });
+  const deps = loaderDeps(world);
+  await loadSampleCatalogue(world);
+  await reindex(deps, 'all', { progress: false });
+  return {
+    redis,
+    postgres,
+    elastic,
+    world,
+    deps,
+    async close() {
+      await elastic.open();
+      await deps.close();
+      await world.destroy().catch(() => undefined);
+      await Promise.all([redis.stop(), postgres.destroy(), elastic.close()]);
+    },
+  };
 }
