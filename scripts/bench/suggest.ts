@@ -16,18 +16,10 @@ import { buildServices, closeServices } from '../../src/wiring.js';
 import { searchBooks } from '../../src/services/search.js';
 import { suggestBooks } from '../../src/services/suggest.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
+import { generatedCatalogueDatabase, SEARCH_BENCH_OPTIONS, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
 import { percentile } from '../lib/percentile.js';
 
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '1000000' },
-    seed: { type: 'string', default: '42' },
-    queries: { type: 'string', default: '400' },
-    'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
-    database: { type: 'string' },
-  },
-});
+const { values } = parseArgs({ options: SEARCH_BENCH_OPTIONS });
 const count = Number(values.count);
 const seed = Number(values.seed);
 const rng = new Random(seed);

@@ -243,6 +243,16 @@ export async function timedSequentially(calls: (() => Promise<unknown>)[]): Prom
   return latencies;
 }
 
+/** The command line of the benchmarks over the search benchmarks' catalogue (search.ts, suggest.ts), for parseArgs. */
+export const SEARCH_BENCH_OPTIONS = {
+  count: { type: 'string', default: '1000000' },
+  seed: { type: 'string', default: '42' },
+  queries: { type: 'string', default: '400' },
+  'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
+  // An existing catalogue instead of a generated one (an Open Library import: scripts/bench/openlibrary.ts).
+  database: { type: 'string' },
+} as const;
+
 /**
  * The configuration of a benchmark over the search benchmarks' catalogue: the generated one of
  * `count` books from `seed` (or an existing `database`), its indices under one prefix shared by
