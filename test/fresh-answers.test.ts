@@ -5,6 +5,7 @@ import { shortCached } from './helpers/cache.js';
 import { GOODBOOKS_HEADER, csvFile } from './helpers/catalogue.js';
 import { runCli } from './helpers/processes.js';
 import { matchRecord, openSearchWorld, type SearchWorld } from './helpers/search.js';
+import type { BookSearchPage } from '../src/services/search.js';
 
 // Search, match and recommendations are kept in the short cache, but a write through the loader
 // drops them: once `bookmeta import` has committed, answers that read the changed records are read
@@ -19,15 +20,10 @@ test.after.always(async () => {
   await search?.close();
 });
 
-interface BookPage {
-  total: number;
-  results: { book: BookRecord }[];
-}
-
-const books = async (q: string): Promise<BookPage> => {
+const books = async (q: string): Promise<BookSearchPage> => {
   const response = await search.get(`/v1/books/search?q=${encodeURIComponent(q)}`);
   if (response.status !== 200) throw new Error(`${q}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as BookPage;
+  return (await response.json()) as BookSearchPage;
 };
 
 const recommended = async (id: string): Promise<BookRecord[]> => {

@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { BookRecord } from '../src/domain/records.js';
 import { parseQuery, QuerySyntaxError } from '../src/domain/querySyntax.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
+import type { BookSearchPage } from '../src/services/search.js';
 
 let search: SearchWorld;
 
@@ -13,15 +13,10 @@ test.after.always(async () => {
   await search?.close();
 });
 
-interface BookPage {
-  total: number;
-  results: { book: BookRecord }[];
-}
-
-const books = async (q: string, more = ''): Promise<BookPage> => {
+const books = async (q: string, more = ''): Promise<BookSearchPage> => {
   const response = await search.get(`/v1/books/search?q=${encodeURIComponent(q)}&limit=100${more}`);
   if (response.status !== 200) throw new Error(`${q}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as BookPage;
+  return (await response.json()) as BookSearchPage;
 };
 
 test('the syntax reads operators, phrases, year ranges and left-out words; a colon after any other word is text', (t) => {
@@ -104,7 +99,7 @@ test('a quoted phrase must appear as written', async (t) => {
 test('a colon after a word that is no field is text, and the book is found', async (t) => {
   const response = await search.get(`/v1/books/search?q=${encodeURIComponent('Harry Potter: Sorcerer')}`);
   t.is(response.status, 200);
-  t.regex(((await response.json()) as BookPage).results[0]!.book.title, /Sorcerer's Stone/);
+  t.regex(((await response.json()) as BookSearchPage).results[0]!.book.title, /Sorcerer's Stone/);
 });
 
 test('a query the syntax cannot read is a 400 naming the problem', async (t) => {

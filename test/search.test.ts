@@ -1,8 +1,8 @@
 import test, { type ExecutionContext } from 'ava';
-import type { BookRecord } from '../src/domain/records.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
 import { shortCacheKeys, shortCached } from './helpers/cache.js';
+import type { BookSearchPage } from '../src/services/search.js';
 
 let search: SearchWorld;
 
@@ -13,13 +13,6 @@ test.after.always(async () => {
   await search?.close();
 });
 
-interface BookPage {
-  total: number;
-  limit: number;
-  offset: number;
-  results: { score: number; book: BookRecord }[];
-}
-
 interface AuthorPage {
   total: number;
   limit: number;
@@ -27,14 +20,14 @@ interface AuthorPage {
   results: { score: number; author: { id: string; name: string; alternate_names: string[]; work_count: number } }[];
 }
 
-const books = async (query: string): Promise<BookPage> => {
+const books = async (query: string): Promise<BookSearchPage> => {
   const response = await search.get(`/v1/books/search?${query}`);
   if (response.status !== 200) throw new Error(`${query}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as BookPage;
+  return (await response.json()) as BookSearchPage;
 };
 const authors = async (query: string): Promise<AuthorPage> =>
   (await (await search.get(`/v1/authors/search?${query}`)).json()) as AuthorPage;
-const titles = (page: BookPage): string[] => page.results.map((hit) => hit.book.title);
+const titles = (page: BookSearchPage): string[] => page.results.map((hit) => hit.book.title);
 
 const badRequest = async (t: ExecutionContext, path: string, message: string) => assertBadRequest(t, await search.get(path), message, path);
 

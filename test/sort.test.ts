@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { BookRecord } from '../src/domain/records.js';
 import { dampedRating } from '../src/domain/ratings.js';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
+import type { BookSearchPage } from '../src/services/search.js';
 
 let search: SearchWorld;
 // A Harry Potter edition rated five by one reader: it must not outrank the books read by millions.
@@ -22,17 +22,12 @@ test.after.always(async () => {
   await search?.close();
 });
 
-interface BookPage {
-  total: number;
-  results: { score: number; book: BookRecord }[];
-}
-
-const books = async (query: string): Promise<BookPage> => {
+const books = async (query: string): Promise<BookSearchPage> => {
   const response = await search.get(`/v1/books/search?${query}`);
   if (response.status !== 200) throw new Error(`${query}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as BookPage;
+  return (await response.json()) as BookSearchPage;
 };
-const ids = (page: BookPage) => page.results.map((hit) => hit.book.id);
+const ids = (page: BookSearchPage) => page.results.map((hit) => hit.book.id);
 
 /** Each work's own values, as the catalogue has them: what a work sorts by with one result per work. */
 async function workValues(): Promise<Map<string, { year: number | null; readers: number; rating: number | null }>> {
