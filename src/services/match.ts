@@ -216,55 +216,54 @@ function resultFor(probe: MatchProbe, candidates: MatchCandidate[]): MatchResult
 }
 
 /**
+ * The readings of a record: as written and, when it has words split at an apostrophe ("the handmaid
+ * s tale"), also with them joined. The split may be a real one ("O Pioneers!"), so neither is dropped.
+ */
+function readingsOf(probe: MatchProbe): MatchProbe[] {
+  const title = probe.title === null ? null : rejoinedApostrophes(probe.title);
+  const author = probe.author === null ? null : rejoinedApostrophes(probe.author);
+  return title === null && author === null ? [probe] : [probe, { ...probe, title: title ?? probe.title, author: author ?? probe.author }];
+}
+
+/**
  * Titles are looked up as written first; only when that finds no match are typos tolerated, which
  * costs most of the time of a match and which a clean record does not need. Records are matched
  * together, each as if alone: one round of the index for all of them, and one more for those
- * that need typos tolerated.
+ * that need typos tolerated. Each reading of a record (readingsOf) is looked up in the same rounds
+ * and the more confident answer stands, the record as written at equal confidence; a record one of
+ * whose readings matches needs no typos tolerated.
  */
-async function matchAsWritten(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
+async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
   const isbnBooks = await Promise.all(
     probes.map((probe) => (probe.isbn === null ? Promise.resolve(null) : bookWithIsbn(services, probe.isbn.isbn13))),
   );
   const books = new Map<string, BookRecord>();
-  const candidates = await assessedCandidates(services, probes, isbnBooks, 'exact', books);
-  const retried = probes.flatMap((probe, index) =>
-    probe.title !== null && (candidates[index]![0]?.confidence ?? 0) < MATCH_THRESHOLD ? [index] : [],
-  );
-  if (retried.length > 0) {
-    const typos = await assessedCandidates(
+  // The answer for each of `records`: its most confident reading's.
+  const round = async (records: readonly number[], mode: Spelling): Promise<Map<number, MatchResult>> => {
+    const readings = records.flatMap((index) => readingsOf(probes[index]!).map((reading) => ({ index, reading })));
+    const candidates = await assessedCandidates(
       services,
-      retried.map((index) => probes[index]!),
-      retried.map((index) => isbnBooks[index]!),
-      'typos',
+      readings.map(({ reading }) => reading),
+      readings.map(({ index }) => isbnBooks[index]!),
+      mode,
       books,
     );
-    retried.forEach((index, at) => (candidates[index] = typos[at]!));
-  }
-  return probes.map((probe, index) => resultFor(probe, candidates[index]!));
-}
-
-/** The record with words split at an apostrophe joined again ("the handmaid s tale"), or null when it has none. */
-function rejoined(probe: MatchProbe): MatchProbe | null {
-  const title = probe.title === null ? null : rejoinedApostrophes(probe.title);
-  const author = probe.author === null ? null : rejoinedApostrophes(probe.author);
-  return title === null && author === null ? null : { ...probe, title: title ?? probe.title, author: author ?? probe.author };
-}
-
-/**
- * Each record matched as written and, when it has words split at an apostrophe, also read with them
- * joined (in the same rounds of the index): the more confident answer stands. The split may be a
- * real one ("O Pioneers!"), so neither reading is dropped.
- */
-async function findMatches(services: SearchServices, probes: readonly MatchProbe[]): Promise<MatchResult[]> {
-  const readings = probes.map(rejoined);
-  const results = await matchAsWritten(services, [...probes, ...readings.flatMap((reading) => reading ?? [])]);
-  let next = probes.length;
-  return probes.map((_, index) => {
-    const written = results[index]!;
-    if (readings[index] === null) return written;
-    const joined = results[next++]!;
-    return joined.confidence > written.confidence ? joined : written;
-  });
+    const best = new Map<number, MatchResult>();
+    readings.forEach(({ index, reading }, at) => {
+      const result = resultFor(reading, candidates[at]!);
+      if (result.confidence > (best.get(index)?.confidence ?? -1)) best.set(index, result);
+    });
+    return best;
+  };
+  const results = await round(
+    probes.map((_, index) => index),
+    'exact',
+  );
+  const retried = probes.flatMap((probe, index) =>
+    probe.title !== null && results.get(index)!.confidence < MATCH_THRESHOLD ? [index] : [],
+  );
+  if (retried.length > 0) for (const [index, result] of await round(retried, 'typos')) results.set(index, result);
+  return probes.map((_, index) => results.get(index)!);
 }
 
 const matchKey = (probe: MatchProbe): string => `match:${JSON.stringify(probe)}`;

@@ -1,7 +1,6 @@
 import { z } from 'zod/v4';
 import { kindOfId } from '../domain/ids.js';
 import { parseIsbn } from '../domain/isbn.js';
-import { authorKey } from '../domain/names.js';
 import { PRIOR_MEAN, PRIOR_RATINGS } from '../domain/ratings.js';
 import { authorSummary, bookRecord } from '../domain/records.js';
 import { subjectKey } from '../domain/subjects.js';
@@ -326,7 +325,7 @@ export async function searchBooks(services: SearchServices, params: BookSearchPa
 /** The index query an author search request asks for. */
 export function authorSearch(params: AuthorSearchParams): AuthorSearch {
   const { q: text, limit, offset } = parseInput(authorSearchQuery, params);
-  return { text, nameKey: authorKey(text), limit, offset };
+  return { text, limit, offset };
 }
 
 /** GET /v1/authors/search. */

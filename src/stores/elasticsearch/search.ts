@@ -64,8 +64,6 @@ export interface BookSearch {
 
 export interface AuthorSearch {
   text: string;
-  /** authorKey(text): initials joined, reading order, folded, to meet the indexed name_key. */
-  nameKey: string;
   offset: number;
   limit: number;
 }
@@ -482,7 +480,8 @@ export async function searchAuthors(elastic: Elastic, index: string, search: Aut
         {
           bool: {
             should: readings(search.text).flatMap((text) => {
-              const nameKey = text === search.text ? search.nameKey : authorKey(text);
+              // Initials joined, reading order, folded: as the indexed name_key has the name.
+              const nameKey = authorKey(text);
               return [
                 { term: { [AUTHOR.name_key.path]: { value: nameKey, boost: 10 } } },
                 { match: { [AUTHOR.all_names.path]: { query: text, ...spelling(mode), operator: 'and', boost: 2 } } },
