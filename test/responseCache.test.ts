@@ -54,3 +54,16 @@ test('an answer read before one of its entities changed is not stored, while the
   t.true(await cache.store('/v1/books/bk_c', 'new C', 60, ['bk_c'], await missAt('/v1/books/bk_c')));
   t.deepEqual(await cache.lookup('/v1/books/bk_c'), { hit: 'new C' });
 });
+
+test('a short-lived answer is served until an entity changes, and kept when a writer changed none', async (t) => {
+  // A catalogue of its own: the other tests' invalidations move the generation of theirs.
+  const catalogue = new ResponseCache(redis, `${prefix}short:`);
+  const miss = await catalogue.shortLookup('search:books:q');
+  if (!('generation' in miss)) throw new Error('search:books:q is cached already');
+  await catalogue.shortStore('search:books:q', 'S', 60, miss.generation);
+  // An import batch of rows that were all unchanged.
+  await catalogue.invalidate([]);
+  t.deepEqual(await catalogue.shortLookup('search:books:q'), { hit: 'S' });
+  await catalogue.invalidate(['bk_e']);
+  t.true('generation' in (await catalogue.shortLookup('search:books:q')));
+});

@@ -69,7 +69,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(renderErrors(services.log));
   app.use(protocolRules());
   app.use(reconcileCrossOrigin());
-  app.use(browserPreflights(services.preflightLimiter, services.log));
+  app.use(browserPreflights(services.preflightLimiter));
   app.use(routeRequests());
   app.use(guard(services));
   app.use(conditionalGets(services.config));

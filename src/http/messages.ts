@@ -27,7 +27,7 @@ export function queryParam(ctx: AppContext, name: string): string | undefined {
 }
 
 /** The query parameters a route's query schema names, as text; others are ignored. */
-export function queryParams<Query extends { shape: object }>(ctx: AppContext, schema: Query): QueryText<Query> {
+function queryParams<Query extends { shape: object }>(ctx: AppContext, schema: Query): QueryText<Query> {
   return Object.fromEntries(Object.keys(schema.shape).map((name) => [name, queryParam(ctx, name)])) as QueryText<Query>;
 }
 

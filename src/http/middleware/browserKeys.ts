@@ -1,5 +1,4 @@
 import { ApiError, refused } from '../../errors.js';
-import type { Logger } from '../../log.js';
 import type { RateLimiter } from '../../stores/redis/rateLimiter.js';
 import type { Middleware, RequestShape } from '../route.js';
 
@@ -32,16 +31,12 @@ export const isBrowserPreflight = (request: RequestShape & { get(field: string):
  * request's to say, once it carries a key. Preflights are limited per client address instead.
  */
 export const browserPreflights =
-  (limiter: RateLimiter, log: Logger): Middleware =>
+  (limiter: RateLimiter): Middleware =>
   async (ctx, next) => {
     if (!isBrowserPreflight(ctx)) return next();
-    try {
-      const decision = await limiter.take(ctx.state.client);
-      if (!decision.allowed) throw refused(`${decision.limit} preflights per ${limiter.windowS} seconds from one address`, decision);
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      log.warn({ err: error, requestId: ctx.state.requestId }, 'preflight rate limiter unavailable; preflight answered');
-    }
+    // When Redis fails, the limiter counts in memory (RateLimiter): a decision always comes.
+    const decision = await limiter.take(ctx.state.client);
+    if (!decision.allowed) throw refused(`${decision.limit} preflights per ${limiter.windowS} seconds from one address`, decision);
     ctx.set({
       'Access-Control-Allow-Origin': ctx.get('Origin'),
       'Access-Control-Allow-Methods': 'GET, HEAD, POST',

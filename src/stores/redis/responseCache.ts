@@ -132,9 +132,13 @@ export class ResponseCache {
     return this.write({ key: this.key(name), body, ttlS, entityIds: [...new Set(shows)], missAt });
   }
 
-  /** Drops every cached answer that shows any of these entities, and the short-lived answers of the catalogue as it was. */
+  /**
+   * Drops every cached answer that shows any of these entities, and the short-lived answers of the
+   * catalogue as it was. None given (a batch that changed nothing): nothing changed, nothing is dropped.
+   */
   async invalidate(entityIds: Iterable<string>): Promise<void> {
     const keys = [...new Set(entityIds)].flatMap((id) => this.entityKeys(id));
+    if (keys.length === 0) return;
     for (let start = 0; start < keys.length; start += 2_000) {
       await runScript(this.redis, INVALIDATE, keys.slice(start, start + 2_000), []);
     }
