@@ -209,3 +209,13 @@ test.serial("importing next month's reading log moves the trending window and re
   const work = await json<WorkRecord>(`/v1/works/${hungerGames}`);
   t.deepEqual(work.readers, { want_to_read: 1, currently_reading: 0, already_read: 0 });
 });
+
+test.serial("importing ratings drops the cached records of the rated book's work and its books, which then show them", async (t) => {
+  const work = await json<WorkRecord>(`/v1/works/${await workOf('OL5735363W')}`);
+  const book = await json<BookRecord>(`/v1/books/${work.editions[0]!.id}`);
+  t.like(book.rating.sources.book_crossing, { average: 9, count: 2 });
+  await importRatings(await csvFile(['User-ID,ISBN,Book-Rating', '4,0439023483,6']), { db: api.world.db, log, cache: api.world.cache });
+  const again = await json<WorkRecord>(`/v1/works/${work.id}`);
+  t.like(again.rating.sources.book_crossing, { average: 8, count: 3 });
+  t.deepEqual((await json<BookRecord>(`/v1/books/${book.id}`)).rating, again.rating);
+});

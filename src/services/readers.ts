@@ -138,19 +138,7 @@ export type TrendingPage = z.output<typeof trendingPage>;
 export async function trendingAnswer(services: ReadersServices, params: QueryText<typeof trendingQuery>): Promise<TrendingPage> {
   const { period, limit, offset } = parseInput(trendingQuery, params);
   return services.shortCache.through(`trending:${JSON.stringify([period, limit, offset])}`, async () => {
-    const page = await trendingWorks(services.db, period, offset, limit);
-    const works = new Map(
-      (
-        await workListings(
-          services.db,
-          page.entries.map((entry) => entry.workId),
-        )
-      ).map((work) => [work.id, work]),
-    );
-    const results = page.entries.flatMap((entry) => {
-      const work = works.get(entry.workId);
-      return work ? [{ added: entry.added, work }] : [];
-    });
-    return { value: { period, from: page.from, to: page.to, total: page.works, limit, offset, results }, cacheable: true };
+    const { from, to, works, entries } = await trendingWorks(services.db, period, offset, limit);
+    return { value: { period, from, to, total: works, limit, offset, results: entries }, cacheable: true };
   });
 }

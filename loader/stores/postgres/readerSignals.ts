@@ -284,15 +284,19 @@ async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
 async function deriveTrending(client: PoolClient): Promise<void> {
   await client.query('delete from trending_works');
   await client.query('delete from trending_periods');
+  // Read once: the table holds a year of entries per work and day, and has no index by day alone.
+  const { rows: newest } = await client.query<{ day: string | null }>(
+    "select to_char(max(day), 'YYYY-MM-DD') as day from openlibrary_reading_log_days",
+  );
+  const day = newest[0]?.day ?? null;
+  if (day === null) return;
   const periods = Object.entries(TRENDING_PERIOD_DAYS);
-  const values = [periods.map(([period]) => period), periods.map(([, days]) => days)];
+  const values = [periods.map(([period]) => period), periods.map(([, days]) => days), day];
   await client.query(
     `create temp table derived_trending on commit drop as
-     with newest as (select max(day) as day from openlibrary_reading_log_days),
-     periods as (select * from unnest($1::text[], $2::int[]) as p(period, days))
      select p.period, r.work_id, sum(d.added)::int as added
-       from periods p cross join newest n
-       join openlibrary_reading_log_days d on d.day > n.day - p.days
+       from unnest($1::text[], $2::int[]) as p(period, days)
+       join openlibrary_reading_log_days d on d.day > $3::date - p.days
        join work_of_key r on r.work_key = d.work_key
        join works w on w.id = r.work_id and w.deleted_at is null
       group by p.period, r.work_id`,
@@ -300,10 +304,8 @@ async function deriveTrending(client: PoolClient): Promise<void> {
   );
   await client.query(
     `insert into trending_periods (period, from_day, to_day, works)
-     select p.period, n.day - p.days + 1, n.day, (select count(*) from derived_trending t where t.period = p.period)
-       from unnest($1::text[], $2::int[]) as p(period, days)
-       cross join (select max(day) as day from openlibrary_reading_log_days) n
-      where n.day is not null`,
+     select p.period, $3::date - p.days + 1, $3::date, (select count(*) from derived_trending t where t.period = p.period)
+       from unnest($1::text[], $2::int[]) as p(period, days)`,
     values,
   );
   await client.query(

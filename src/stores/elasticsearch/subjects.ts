@@ -1,4 +1,5 @@
 import type { estypes } from '@elastic/elasticsearch';
+import type { AuthorRef } from '../../domain/records.js';
 import { subjectKey } from '../../domain/subjects.js';
 import type { Elastic } from './client.js';
 import { BOOK, FACET_SEPARATOR } from './booksIndex.js';
@@ -13,7 +14,7 @@ import { sortOrder } from './search.js';
  * time a page of search takes; PostgreSQL would read every edition of the subject.
  */
 
-export interface SubjectQuery {
+export interface SubjectSearch {
   /** subjectKey() of the subject. */
   key: string;
   offset: number;
@@ -22,7 +23,7 @@ export interface SubjectQuery {
   related: number;
 }
 
-export interface SubjectPage {
+export interface SubjectHits {
   /** Works with the subject (counted exactly up to 40,000, closely past it). */
   works: number;
   /** The subject's most common spelling, and those of the subjects found with it; null when no book has it. */
@@ -30,7 +31,7 @@ export interface SubjectPage {
   /** Work ids of the page, most read first. */
   workIds: string[];
   /** The most read authors: id, name, and the readers of their books of the subject (in the unit of popularity). */
-  authors: { id: string; name: string; readers: number }[];
+  authors: (AuthorRef & { readers: number })[];
   /** The subjects most often found with it: their spelling and how many of its works have them. */
   subjects: FacetValue[];
 }
@@ -38,7 +39,7 @@ export interface SubjectPage {
 // The cardinality aggregation counts exactly up to this many (Elasticsearch's largest).
 const EXACT_COUNT = 40_000;
 
-export async function subjectWorks(elastic: Elastic, index: string, query: SubjectQuery): Promise<SubjectPage> {
+export async function subjectWorks(elastic: Elastic, index: string, query: SubjectSearch): Promise<SubjectHits> {
   const response = await elastic.search({
     index,
     from: query.offset,

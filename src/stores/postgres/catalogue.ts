@@ -79,8 +79,8 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-// The columns of a work that lists of works show too (WorkListing), so both read the same.
-const WORK_LISTING_COLUMNS = `
+// The columns of a work that lists of works show too (WorkListing), so all read the same.
+export const WORK_LISTING_COLUMNS = `
   w.id, w.kind, w.title, w.subtitle, w.original_year, cover_url_of(w.cover_url) as cover_url,
   coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
               from (select ba.author_id, min(ba.position) as first_position

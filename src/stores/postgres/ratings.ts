@@ -39,19 +39,25 @@ export async function booksByIsbn13(db: Queryable, isbn13s: readonly string[]): 
 export async function upsertRatings(pool: Pool, inputs: readonly RatingInput[]): Promise<RatingsOutcome> {
   const unique = [...new Map(inputs.map((input) => [`${input.userId} ${input.bookId}`, input])).values()];
   if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: inputs.length, works: [] };
-  const { rows } = await pool.query<{ inserted: boolean; book_id: string }>(
-    `insert into ratings (user_id, book_id, rating)
-     select * from unnest($1::int[], $2::text[], $3::smallint[])
-     on conflict (user_id, book_id) do update set rating = excluded.rating
-       where ratings.rating <> excluded.rating
-     returning (xmax = 0) as inserted, book_id`,
+  // With the works of the books whose ratings changed, in the same statement.
+  const { rows } = await pool.query<{ inserted: boolean; work_id: string }>(
+    `with changed as (
+       insert into ratings (user_id, book_id, rating)
+       select * from unnest($1::int[], $2::text[], $3::smallint[])
+       on conflict (user_id, book_id) do update set rating = excluded.rating
+         where ratings.rating <> excluded.rating
+       returning (xmax = 0) as inserted, book_id
+     )
+     select c.inserted, b.work_id from changed c join books b on b.id = c.book_id`,
     [unique.map((input) => input.userId), unique.map((input) => input.bookId), unique.map((input) => input.rating)],
   );
   const inserted = rows.filter((row) => row.inserted).length;
-  const { rows: works } = await pool.query<{ work_id: string }>('select distinct work_id from books where id = any($1::text[])', [
-    [...new Set(rows.map((row) => row.book_id))],
-  ]);
-  return { inserted, updated: rows.length - inserted, unchanged: inputs.length - rows.length, works: works.map((row) => row.work_id) };
+  return {
+    inserted,
+    updated: rows.length - inserted,
+    unchanged: inputs.length - rows.length,
+    works: [...new Set(rows.map((row) => row.work_id))],
+  };
 }
 
 export interface AlsoLikedOptions {
