@@ -24,7 +24,7 @@ import { importRatings } from './import/ratings.js';
 import { importOpenLibrary } from './import/openlibrary/import.js';
 import { OL_BATCH, OL_METHODS, type OlMethod } from './import/openlibrary/options.js';
 import { reindex, type ReindexTarget } from './index/reindex.js';
-import { answersChanged, ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
+import { ensureAliases, follow, syncOnce, type LoaderDeps } from './index/sync.js';
 import { formatLoaderStatus, loaderStatus } from './index/status.js';
 import { serveSyncMetrics } from './index/syncMetrics.js';
 
@@ -257,8 +257,6 @@ importCommand
             onProgress: (progress) => process.stderr.write(`\rratings: ${progress.imported} rows imported`),
           },
         );
-        // Recommendations read the derived lists from PostgreSQL: theirs have changed already.
-        await answersChanged({ cache, log });
         process.stderr.write('\n');
         console.log(formatImportReport(report));
         console.log(

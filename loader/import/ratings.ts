@@ -11,6 +11,7 @@ import {
   type AlsoLikedOutcome,
   type RatingInput,
 } from '../../src/stores/postgres/ratings.js';
+import { answersChanged } from '../index/sync.js';
 import { importRows, newReport, type ImportReport } from './importer.js';
 
 /**
@@ -82,6 +83,8 @@ export async function importRatings(
   });
   report.rejected.sort((a, b) => a.line - b.line);
   report.alsoLiked = await deriveAlsoLiked(stores.db, options.alsoLiked);
+  // Recommendations read the derived lists from PostgreSQL: theirs have changed already.
+  await answersChanged({ cache: stores.cache ?? null, log: stores.log });
   await analyzeDerivedTables(stores.db);
   stores.log.info({ books: report.alsoLiked.books, changed: report.alsoLiked.changed.length }, 'also-liked lists derived');
   return report;
