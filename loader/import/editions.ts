@@ -232,7 +232,8 @@ async function reviseEdition(
     const stored = row[field] ?? null;
     // A null offer means the source does not know, never that the value should go.
     const wanted = offered !== null && (policy.owns.has(field) || stored === null) ? offered : stored;
-    if (wanted !== stored) changed[field] = wanted;
+    // By value: some fields are arrays (Goodreads' stars, subjects).
+    if (JSON.stringify(wanted) !== JSON.stringify(stored)) changed[field] = wanted;
   }
   const current = await creditedAuthorIds(client, row.id);
   const offeredAuthors = [...new Set(input.authors.map((author) => authorIds.get(author.key)!))];

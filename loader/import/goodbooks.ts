@@ -7,15 +7,40 @@ import { authorEntries, decimal, nonEmpty, plausibleYear, wholeNumber, workKey }
 // Goodreads' "no photo" placeholder is not a cover.
 const PLACEHOLDER_COVER = /\/nophoto\//;
 
+const STARS = ['ratings_1', 'ratings_2', 'ratings_3', 'ratings_4', 'ratings_5'] as const;
+
+/**
+ * How many of the Goodreads work's readers gave each star, or null unless all five are counts that
+ * add up to the work's `work_ratings_count`, as they do in every row of goodbooks-10k (`ratings_count`
+ * is another number: the ratings of the one edition the row names).
+ */
+function starCounts(record: Record<string, string>): number[] | null {
+  const counts = STARS.map((column) => wholeNumber(record[column]));
+  if (!counts.every((count): count is number => count !== null && count >= 0)) return null;
+  return counts.reduce((sum, count) => sum + count, 0) === wholeNumber(record.work_ratings_count) ? counts : null;
+}
+
 /**
  * goodbooks-10k books.csv: the richest source for titles, series, languages, covers and popularity,
- * so it owns those fields. Its `isbn` lost leading zeros and its `isbn13` is a rounded float; both
+ * so it owns those fields, and the one source of Goodreads' ratings. Its `isbn` lost leading zeros and its `isbn13` is a rounded float; both
  * are recovered where that is certain (see recoverGoodbooksIsbn) and never invented.
  */
 export const goodbooks: CatalogueSource = {
   name: 'goodbooks',
   policy: {
-    owns: new Set(['title', 'subtitle', 'series', 'series_number', 'language', 'cover_url', 'popularity', 'average_rating', 'authors']),
+    owns: new Set([
+      'title',
+      'subtitle',
+      'series',
+      'series_number',
+      'language',
+      'cover_url',
+      'popularity',
+      'average_rating',
+      'goodreads_work',
+      'goodreads_rated',
+      'authors',
+    ]),
   },
 
   parse(record, line): ParsedRow {
@@ -46,6 +71,8 @@ export const goodbooks: CatalogueSource = {
           cover_url: cover && !PLACEHOLDER_COVER.test(cover) ? cover : null,
           popularity: wholeNumber(record.ratings_count) ?? 0,
           average_rating: decimal(record.average_rating),
+          goodreads_work: wholeNumber(record.work_id),
+          goodreads_rated: starCounts(record),
         },
         authors,
         work: {

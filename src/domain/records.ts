@@ -62,7 +62,11 @@ export const rating = z
       .nullable()
       .meta({ description: 'Of all five-star ratings (Open Library and Goodreads), to two decimals; null when nobody rated.' }),
     count: z.int().min(0).meta({ description: 'Five-star ratings, Open Library and Goodreads together.' }),
-    stars: stars.meta({ description: 'How many gave each star, of the ratings whose stars are known (Open Library).' }),
+    stars: stars.meta({
+      description:
+        "How many gave each star: Open Library's and Goodreads' counts of each star added up (both rate 1 to 5 stars; Book-Crossing's 1 to 10 stay apart in `sources`), " +
+        "so they sum to `count`. Where Goodreads' stars are not known (`sources.goodreads.stars` null), Open Library's alone.",
+    }),
     sources: z.object({
       openlibrary: sourceRating({
         id: 'OpenLibraryRating',
@@ -71,7 +75,10 @@ export const rating = z
       goodreads: sourceRating({
         id: 'GoodreadsRating',
         description:
-          "Goodreads readers' ratings of the work's editions, 1 to 5 stars (goodbooks-10k: each edition's ratings_count and average_rating); stars not known.",
+          "Goodreads readers' ratings, 1 to 5 stars, from goodbooks-10k: the ratings of each Goodreads work among the work's editions (its ratings_1 to ratings_5, " +
+          'which add up to its work_ratings_count), each Goodreads work counted once however many editions carry it, and added up where the catalogue ' +
+          "groups several into one work. `stars` is null while an edition's stars are not known (a catalogue imported before they were kept, " +
+          'until goodbooks is imported again): such an edition counts its own ratings_count at its average_rating.',
       }),
       book_crossing: sourceRating({
         id: 'BookCrossingRating',
@@ -115,7 +122,8 @@ export const bookRecord = z
     readers: readers.meta({ description: "Its work's readers (the same as the work's record shows)." }),
     rating: rating.meta({
       description:
-        "What readers think of its work (the same as the work's record shows); `ratings_count` and `average_rating` are this edition's own Goodreads ratings.",
+        "What readers think of its work (the same as the work's record shows). `ratings_count` is this edition's own Goodreads ratings (goodbooks-10k's ratings_count); " +
+        "`average_rating` is Goodreads' average as goodbooks-10k gives it, that of the Goodreads work (see `rating.sources.goodreads`).",
     }),
     identifiers: identifiers('edition'),
     updated_at: timestamp,

@@ -21,6 +21,10 @@ export interface EditionFields {
   cover_url: string | null;
   popularity: number;
   average_rating: number | null;
+  /** The Goodreads work whose ratings goodreads_rated counts (goodbooks' work_id). */
+  goodreads_work: number | null;
+  /** How many of that work's Goodreads readers gave 1, 2, 3, 4 and 5 stars. */
+  goodreads_rated: number[] | null;
   subjects: string[] | null;
   description: string | null;
   physical_format: string | null;
@@ -39,6 +43,8 @@ export const EDITION_FIELDS: readonly EditionField[] = [
   'cover_url',
   'popularity',
   'average_rating',
+  'goodreads_work',
+  'goodreads_rated',
   'subjects',
   'description',
   'physical_format',
