@@ -29,7 +29,7 @@ export const bookRecord = (fields: Partial<BookRecord>): BookRecord => ({
     stars: { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 },
     sources: {
       openlibrary: { average: null, count: 0, stars: { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } },
-      goodreads: { average: null, count: 0, stars: null },
+      goodreads: { average: null, count: 0, stars: { '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } },
       book_crossing: { average: null, count: 0, stars: null },
     },
   },
