@@ -210,10 +210,14 @@ test('a revoked key is a 401 on initialize within 5 seconds of revocation', asyn
   t.is((await postMcp(server.url, initialize, doomed.auth)).status, 200);
   await revokeApiKey(world.db, doomed.kid);
   const revokedAt = Date.now();
-  let response = await postMcp(server.url, initialize, doomed.auth);
-  while (response.status !== 401 && Date.now() - revokedAt < 5_000) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // Asked until refused or until a request sent after the 5 s has been answered: on a loaded machine
+  // one answer can take seconds, and a request sent within the bound may still be served.
+  let response: Response;
+  for (;;) {
+    const sentAt = Date.now();
     response = await postMcp(server.url, initialize, doomed.auth);
+    if (response.status === 401 || sentAt - revokedAt > 5_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   t.is(response.status, 401);
   t.is(await response.text(), unauthorizedBody('API key has been revoked'));

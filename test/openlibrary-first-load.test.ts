@@ -262,7 +262,7 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
           if (line.startsWith(`openlibrary first load: ${step}`)) resolve(true);
         });
         void exited.then(() => resolve(false));
-        setTimeout(() => resolve(false), 60_000).unref();
+        setTimeout(() => resolve(false), 180_000).unref();
       });
       t.true(reported, `${step} not reported; the load said:\n${said.join('\n')}`);
       const answer = fetch(`${server.url}/v1/books/${bookAsked(index)}`, { headers: auth });
