@@ -60,8 +60,11 @@ export const searchRoutes: readonly Route[] = [
         'Free text over title, subtitle, series and author names; case, diacritics and punctuation do not matter, and the last word also counts as the start of a word ' +
         '(search as you type). Typo tolerant: when the words as typed do not fill the page asked for, the search runs again reading each word up to its typos ' +
         '(one in a word of 3 to 5 letters, two from 6 letters, the first letter right), so a misspelt query finds what it meant and a well-spelt one is not diluted. ' +
-        'An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: how the book fits the query (its title or its series is the query, ' +
-        "then its first author's name, then a co-author's, then the query as a phrase of the title or of an author's name, then all its words in the title, anywhere, in the series); " +
+        'A query of more than two words needs three in four of them to match; one that matches nothing even with typos runs once more, relaxed, before answering an empty page: ' +
+        'half its words, typos in any letter (`dune paperback`, `catching xire`). A book matching only some of the words always ranks below every book matching all of them, ' +
+        'and among such books the one the query names once the word it lacks is left out comes first. ' +
+        "An ISBN-10 or ISBN-13 anywhere in `q` (hyphens allowed) puts that edition first. Ranking: how the book fits the query (its first author's name is the query: " +
+        "an author's own books before a biography titled with their name, which `title:` asks for; then its title or its series is the query, then a co-author's name, then the query as a phrase of the title or of an author's name, then all its words in the title, anywhere, in the series); " +
         'a volume of a series the query names ranks a little above a book that only shares the name. Then popularity: readers who rated the book (`ratings_count`), ' +
         'Open Library readers who shelved or rated its work, and its number of editions, so among books that fit alike the most read comes first. ' +
         'By default one result per work, its best-scoring edition; `editions=all` lists every edition. ' +

@@ -85,9 +85,15 @@ const POPULARITY_WEIGHT = 0.1;
 const SEARCH_FUZZY = { fuzziness: 'AUTO', prefix_length: 1, max_expansions: 20 } as const;
 export const MATCH_FUZZY = { ...SEARCH_FUZZY, max_expansions: 50 } as const;
 
+// A query nothing matched, spelt right or up to typos, is tried once more with the first letter free too
+// ("the hunger xames"): it costs a scan of the index's words, which only such a miss pays.
+const LOOSE_FUZZY = { ...SEARCH_FUZZY, prefix_length: 0 } as const;
+
 /** The words as typed, or also their spellings up to typos. */
 export type Spelling = 'exact' | 'typos';
-const spelling = (mode: Spelling) => (mode === 'typos' ? SEARCH_FUZZY : {});
+/** Search's own spellings: also up to typos in any letter, for a query that found nothing otherwise. */
+type SearchSpelling = Spelling | 'loose';
+const spelling = (mode: SearchSpelling) => (mode === 'typos' ? SEARCH_FUZZY : mode === 'loose' ? LOOSE_FUZZY : {});
 
 /**
  * Typo tolerance costs most of a query's time, and a query spelt right needs none: the words as
@@ -99,6 +105,25 @@ async function exactThenTypos<Hit extends ScoredId>(run: (mode: Spelling) => Pro
   return exact.total >= wanted ? exact : run('typos');
 }
 
+/** One run of a book query: how its words are spelt, and how many of them a book must match. */
+interface Run {
+  mode: SearchSpelling;
+  enough: Enough;
+}
+
+/**
+ * A book query runs as exactThenTypos does; and when it matches nothing even with typos, once more
+ * relaxed before answering an empty page: half its words required, typos in any letter ("dune
+ * paperback", "the hunger xames"). Only a miss pays for the third run, and having found no full
+ * match, its partial ones rank among themselves (see bookFit).
+ */
+async function strictThenRelaxed(run: (how: Run) => Promise<HitPage>, wanted: number): Promise<HitPage> {
+  const exact = await run({ mode: 'exact', enough: MOST_WORDS });
+  if (exact.total >= wanted) return exact;
+  const typos = await run({ mode: 'typos', enough: MOST_WORDS });
+  return typos.total > 0 ? typos : run({ mode: 'loose', enough: HALF_THE_WORDS });
+}
+
 // Lucene's English stop words (the `_english_` list of the mappings).
 const STOP_WORDS = new Set(
   'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
@@ -106,13 +131,15 @@ const STOP_WORDS = new Set(
   ),
 );
 
+const isStopWord = (word: string): boolean => STOP_WORDS.has(word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+
 /**
  * The words of a query that are not stop words, or all of them when that is all there is: "the"
  * and "of" would make half a large catalogue match, and the index has no field that drops stop
  * words without also stemming (which a typo defeats: "cuttinv" is not one edit from "cut").
  */
 export function contentWords(text: string): string {
-  const kept = text.split(/\s+/u).filter((word) => !STOP_WORDS.has(word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '')));
+  const kept = text.split(/\s+/u).filter((word) => !isStopWord(word));
   return kept.length > 0 ? kept.join(' ') : text;
 }
 
@@ -125,14 +152,22 @@ const readings = (text: string): string[] => {
   return joined === null ? [text] : [text, joined];
 };
 
+/** How many words of a query a book must match. */
+type Enough = typeof MOST_WORDS | typeof ALL_WORDS | typeof HALF_THE_WORDS;
+/** Up to two words: all of them; more: three in four. */
+const MOST_WORDS = '2<75%';
+/** A full match, which always ranks above a partial one. */
+const ALL_WORDS = '100%';
+/** Fewer words, for a query that found nothing otherwise. */
+const HALF_THE_WORDS = '50%';
+
 /**
  * Which books match free text: its content words in all_text (title, subtitle, series and author
  * names together), up to typos when tolerated; or stemmed ("feathers" finds "feather"); or with
  * the last word as a prefix (search as you type); or every word as typed, for initials ("JK
  * Rowling"), which only the person-name analysis of all_text joins; or all of them in its subjects.
  */
-function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
-  const enough = '2<75%'; // up to two words: all of them; more: three in four
+function bookTextMatch(text: string, mode: SearchSpelling, enough: Enough): estypes.QueryDslQueryContainer {
   return {
     dis_max: {
       queries: readings(text).flatMap((text) => {
@@ -152,9 +187,11 @@ function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryConta
 
 /**
  * How well a matching book fits a query, as a reader would judge it: the best of these tiers.
- * A title or series that is the query itself comes first, then a first author's name that is (a
- * title a little before the author: "Lemony Snicket" is that book), then the name of a co-author or
- * contributor (an author's name means their own books before those they helped with); then the query as a phrase of the
+ * A first author's name that is the query itself comes first (a name means that author's own books,
+ * before a biography titled with it: "Alexander Hamilton" brings The Federalist Papers before Ron
+ * Chernow's Alexander Hamilton; `title:` asks for the title), then a title or series that is the
+ * query, then the name of a co-author or contributor (an author's name means their own books before
+ * those they helped with); then the query as a phrase of the
  * title or of an author's name (a surname alone); then every word in the title, then every word
  * anywhere (title words with the surname); then every word in the series. The text's own relevance
  * (term frequencies, field lengths) plays no part: among books that fit alike, popularity decides.
@@ -165,8 +202,8 @@ function bookTextMatch(text: string, mode: Spelling): estypes.QueryDslQueryConta
  * first ("Scarlet": Marissa Meyer's before A.C. Gaughen's Scarlet, #1 of Scarlet).
  */
 export const FIT = {
+  name: 11,
   title: 10,
-  name: 9.5,
   coAuthorName: 8.5,
   titlePhrase: 7,
   namePhrase: 6,
@@ -174,28 +211,70 @@ export const FIT = {
   allWords: 4,
   seriesWords: 3,
   seriesVolume: 0.5,
+  matched: 1,
+  partial: 0.01,
 } as const;
 
-function bookFit(text: string, mode: Spelling): estypes.QueryDslQueryContainer {
-  const tier = (boost: number, filter: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
-    constant_score: { filter, boost },
-  });
+const tier = (boost: number, filter: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
+  constant_score: { filter, boost },
+});
+
+/** The tiers of FIT one reading of the query reaches, each worth its tier times `weight`. */
+const fitTiers = (text: string, mode: SearchSpelling, weight: number): estypes.QueryDslQueryContainer[] => [
+  tier(weight * FIT.title, { term: { [BOOK.title.key]: text } }),
+  tier(weight * FIT.title, { term: { [BOOK.series.key]: text } }),
+  tier(weight * FIT.name, { term: { [BOOK.first_author.path]: text } }),
+  tier(weight * FIT.coAuthorName, { term: { [BOOK.author_names.keyword]: text } }),
+  tier(weight * FIT.titlePhrase, { match_phrase: { [BOOK.title.path]: { query: text, slop: 1 } } }),
+  tier(weight * FIT.namePhrase, { match_phrase: { [BOOK.author_names.path]: { query: text } } }),
+  tier(weight * FIT.titleWords, { match: { [BOOK.title.path]: { query: text, ...spelling(mode), operator: 'and' } } }),
+  tier(weight * FIT.allWords, { match: { [BOOK.all_text.path]: { query: contentWords(text), ...spelling(mode), operator: 'and' } } }),
+  tier(weight * FIT.seriesWords, { match: { [BOOK.series.path]: { query: text, operator: 'and' } } }),
+];
+
+// Readings with one word left out are fitted for queries of up to this many words (each costs nine clauses).
+const MAX_WORDS_LEFT_OUT = 8;
+
+/** Each reading of the text with one of its content words left out ("the hunger games paperback" → "the hunger games"). */
+function withWordLeftOut(text: string): string[] {
+  const left = new Set<string>();
+  for (const reading of readings(text)) {
+    const words = reading.split(' ');
+    if (words.length < 2 || words.length > MAX_WORDS_LEFT_OUT) continue;
+    words.forEach((word, at) => {
+      if (!isStopWord(word)) left.add(words.filter((_, other) => other !== at).join(' '));
+    });
+  }
+  return [...left];
+}
+
+/**
+ * How well a matching book fits the text: the best tier of FIT any reading of it reaches. A query
+ * whose words may not all match (more than two content words, or a run with fewer words required)
+ * can match a book partially, and a partial match never ranks above a full one: every full match
+ * is worth at least FIT.matched, and a partial one is fitted by the query with the word it lacks left
+ * out, at FIT.partial of the tier ("the hunger games paperback" fits The Hunger Games by its title),
+ * which even the most popular book's lead cannot bring up to a full match's.
+ */
+function bookFit(text: string, mode: SearchSpelling, partials: boolean): estypes.QueryDslQueryContainer {
+  const full = readings(text).flatMap((text) => fitTiers(text, mode, 1));
+  if (!partials) return { dis_max: { queries: full } };
+  const fullMatch = bookTextMatch(text, mode, ALL_WORDS);
+  const partial = withWordLeftOut(text).flatMap((text) => fitTiers(text, mode, FIT.partial));
   return {
     dis_max: {
-      queries: readings(text).flatMap((text) => [
-        tier(FIT.title, { term: { [BOOK.title.key]: text } }),
-        tier(FIT.title, { term: { [BOOK.series.key]: text } }),
-        tier(FIT.name, { term: { [BOOK.first_author.path]: text } }),
-        tier(FIT.coAuthorName, { term: { [BOOK.author_names.keyword]: text } }),
-        tier(FIT.titlePhrase, { match_phrase: { [BOOK.title.path]: { query: text, slop: 1 } } }),
-        tier(FIT.namePhrase, { match_phrase: { [BOOK.author_names.path]: { query: text } } }),
-        tier(FIT.titleWords, { match: { [BOOK.title.path]: { query: text, ...spelling(mode), operator: 'and' } } }),
-        tier(FIT.allWords, { match: { [BOOK.all_text.path]: { query: contentWords(text), ...spelling(mode), operator: 'and' } } }),
-        tier(FIT.seriesWords, { match: { [BOOK.series.path]: { query: text, operator: 'and' } } }),
-      ]),
+      queries: [
+        ...full,
+        tier(FIT.matched, fullMatch),
+        ...(partial.length > 0 ? [{ bool: { must: { dis_max: { queries: partial } }, must_not: fullMatch } }] : []),
+      ],
     },
   };
 }
+
+/** Whether some book may match only some words of the text: a query of more than two words, or one with fewer required. */
+const mayMatchPartially = (text: string, enough: Enough): boolean =>
+  enough === HALF_THE_WORDS || readings(text).some((reading) => contentWords(reading).split(' ').length > 2);
 
 const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({
   constant_score: { filter: { terms: { [BOOK.series.key]: readings(text) } }, boost: FIT.seriesVolume },
@@ -248,12 +327,12 @@ const OPERATOR_FIELDS: Record<TextField, string> = {
  */
 function bookMatch(
   search: BookSearch,
-  mode: Spelling,
+  { mode, enough }: Run,
   isbnBoost: boolean,
   filter: estypes.QueryDslQueryContainer[],
 ): estypes.QueryDslQueryContainer {
   const should: estypes.QueryDslQueryContainer[] = [];
-  if (search.text !== '') should.push(bookTextMatch(search.text, mode));
+  if (search.text !== '') should.push(bookTextMatch(search.text, mode, enough));
   if (search.isbn13s.length > 0) should.push(isbnBoost ? isbnClause(search.isbn13s) : { terms: { [BOOK.isbn_13.path]: search.isbn13s } });
   const required = (query: estypes.QueryDslQueryContainer): estypes.QueryDslQueryContainer => ({
     constant_score: { filter: query, boost: 1 },
@@ -339,7 +418,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
   const wanted = search.offset + search.limit;
   const read = search.everyEdition ? wanted : wanted * EDITIONS_PER_WORK;
   const window = Math.max(read, MIN_RESCORED);
-  const run = async (mode: Spelling): Promise<HitPage> => {
+  const run = async (how: Run): Promise<HitPage> => {
     const { filter, ...faceting } = filtering(search);
     const response = await elastic.search({
       index,
@@ -347,7 +426,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
       _source: false,
       docvalue_fields: [BOOK.work_id.path],
       track_total_hits: TOTAL_COUNTED,
-      query: bookMatch(search, mode, true, filter),
+      query: bookMatch(search, how, true, filter),
       ...faceting,
       rescore: [
         // The fit replaces the match score (an ISBN asked for keeps its lead).
@@ -360,7 +439,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
                   rescore_query: {
                     bool: {
                       should: [
-                        bookFit(search.text, mode),
+                        bookFit(search.text, how.mode, mayMatchPartially(search.text, how.enough)),
                         seriesVolume(search.text),
                         ...(search.isbn13s.length > 0 ? [isbnClause(search.isbn13s)] : []),
                       ],
@@ -402,7 +481,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
     });
     return { total: totalOf(response.hits.total), hits: scoredIds(ranked.slice(search.offset, wanted)), ...facetsOf(search, response) };
   };
-  return search.text === '' ? run('exact') : exactThenTypos(run, wanted);
+  return search.text === '' ? run({ mode: 'exact', enough: MOST_WORDS }) : strictThenRelaxed(run, wanted);
 }
 
 type SortField = 'year' | 'rating' | 'readers';
@@ -443,7 +522,7 @@ async function sortedBooks(
   index: string,
   search: BookSearch & { sort: Exclude<BookSort, 'relevance'> },
 ): Promise<HitPage> {
-  const run = async (mode: Spelling): Promise<HitPage> => {
+  const run = async (how: Run): Promise<HitPage> => {
     const { filter, ...faceting } = filtering(search);
     const response = await elastic.search({
       index,
@@ -452,14 +531,14 @@ async function sortedBooks(
       _source: false,
       track_total_hits: TOTAL_COUNTED,
       track_scores: true,
-      query: bookMatch(search, mode, false, filter),
+      query: bookMatch(search, how, false, filter),
       ...faceting,
       sort: sortOrder(search.sort, search.everyEdition),
       ...(search.everyEdition ? {} : { collapse: { field: BOOK.work_id.path } }),
     });
     return { total: totalOf(response.hits.total), hits: scoredIds(response.hits.hits), ...facetsOf(search, response) };
   };
-  return search.text === '' ? run('exact') : exactThenTypos(run, search.offset + search.limit);
+  return search.text === '' ? run({ mode: 'exact', enough: MOST_WORDS }) : strictThenRelaxed(run, search.offset + search.limit);
 }
 
 /**
