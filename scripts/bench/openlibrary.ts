@@ -171,7 +171,9 @@ try {
   const gb = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
   console.log(`open library dumps:          ${editions} editions (seed ${seed})`);
   if (byHand) {
-    console.log(`baseline COPY (unindexed):   ${Math.round(byHand.lines / byHand.copySeconds)} lines/s (${byHand.copySeconds.toFixed(1)} s), ${byHand.lines} lines`);
+    console.log(
+      `baseline COPY (unindexed):   ${Math.round(byHand.lines / byHand.copySeconds)} lines/s (${byHand.copySeconds.toFixed(1)} s), ${byHand.lines} lines`,
+    );
     console.log(
       `baseline hand-written SQL:   ${byHand.seconds.toFixed(1)} s (COPY, then SQL ${byHand.sqlSeconds.toFixed(1)} s): ${Math.round(editions / byHand.seconds)} editions/s, ` +
         `${byHand.editions} books; peak disk ${gb(byHand.peakDiskBytes)}; load ${byHand.load}`,

@@ -32,7 +32,7 @@ import { workListings } from '../../src/stores/postgres/catalogue.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
-import { timedSequentially } from '../lib/bench.js';
+import { indexState, timedSequentially } from '../lib/bench.js';
 import { dropDatabase, freshDatabase, loadAverage, urlOf } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
       }
       const { count: indexed } = await services.elastic.count({ index: services.indices.books });
       console.log(
-        `what readers read: ${existing ?? `${editions} generated editions`} (${indexed} indexed), ${subjects.length} subjects; load ${await loadAverage()}`,
+        `what readers read: ${existing ?? `${editions} generated editions`} (${indexed} indexed), ${subjects.length} subjects; ${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
       );
       console.log(summary('subject page', subject));
       console.log(summary('search by subject', search));

@@ -20,7 +20,15 @@ import { buildServices, closeServices } from '../../src/wiring.js';
 import { matchBook } from '../../src/services/match.js';
 import { searchAuthors, searchBooks } from '../../src/services/search.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, SEARCH_BENCH_OPTIONS, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
+import {
+  generatedCatalogueDatabase,
+  indexState,
+  SEARCH_BENCH_OPTIONS,
+  searchBenchConfig,
+  searchIndices,
+  timedSequentially,
+} from '../lib/bench.js';
+import { loadAverage } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 import { profileCall, searchTracer, tookSummary, type TracedCall } from '../lib/esProfile.js';
 
@@ -122,7 +130,8 @@ async function main(): Promise<void> {
     const names = books.flatMap((book) => book.authors.slice(0, 1)).map((name) => (random() < 0.7 ? name : surname(name)));
     const authors = await timedSequentially(names.map((q) => () => searchAuthors(services, { q })));
     console.log(
-      `search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+      `search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off); ` +
+        `${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
     );
     console.log(summary('search', search, 50));
     console.log(summary('match', match, 100));

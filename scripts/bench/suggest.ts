@@ -16,7 +16,15 @@ import { buildServices, closeServices } from '../../src/wiring.js';
 import { searchBooks } from '../../src/services/search.js';
 import { suggestBooks } from '../../src/services/suggest.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, SEARCH_BENCH_OPTIONS, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
+import {
+  generatedCatalogueDatabase,
+  indexState,
+  SEARCH_BENCH_OPTIONS,
+  searchBenchConfig,
+  searchIndices,
+  timedSequentially,
+} from '../lib/bench.js';
+import { loadAverage } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({ options: SEARCH_BENCH_OPTIONS });
@@ -69,7 +77,8 @@ async function main(): Promise<void> {
       faceted.push(...(await timedSequentially([() => searchBooks(services, { q, facets: 'subject,language,decade,author,publisher' })])));
     }
     console.log(
-      `suggestions and facets, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+      `suggestions and facets, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off); ` +
+        `${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
     );
     console.log(summary('suggest', suggest));
     console.log(summary('search', plain));
