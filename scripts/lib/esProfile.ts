@@ -37,7 +37,9 @@ export function searchTracer(elastic: Elastic): { traced: <T>(label: string, cal
     if (path.endsWith('/_search')) {
       current.push({ index, body: parse(body), took: (result.body as { took: number }).took });
     } else if (path.endsWith('/_msearch')) {
-      const lines = Array.isArray(bulkBody) ? bulkBody.map(parse) : String(bulkBody).trim().split('\n').map(parse);
+      // Sent as one NDJSON string (in body or bulkBody), or as its lines.
+      const sent = bulkBody ?? body;
+      const lines = Array.isArray(sent) ? sent.map(parse) : String(sent).trim().split('\n').map(parse);
       const answers = (result.body as { responses: { took?: number }[] }).responses;
       for (let at = 0; at + 1 < lines.length; at += 2) {
         const header = lines[at] as { index?: string };
