@@ -5,9 +5,11 @@ import { createInterface } from 'node:readline';
 import { authorKey } from '../src/domain/names.js';
 import { aliasTargets, strayIndices } from '../loader/stores/elasticsearch/indices.js';
 import { mergeEntities } from '../src/stores/postgres/merges.js';
+import { recordChanges } from '../src/stores/postgres/changes.js';
+import { withTransaction } from '../src/stores/postgres/pool.js';
 import { projectPath } from '../src/paths.js';
 import { reindex } from '../loader/index/reindex.js';
-import { MERGED_SEGMENTS } from '../loader/index/readyIndex.js';
+import { MERGED_SEGMENTS, type WarmQueries } from '../loader/index/readyIndex.js';
 import { syncOnce } from '../loader/index/sync.js';
 import { createProgress, formatDuration, progressLine } from '../loader/index/progress.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
@@ -270,6 +272,15 @@ test('progress: one updating line with docs/s and ETA on a terminal, plain lines
 });
 
 test.serial('reindex merges and warms the new index before its alias moves to it', async (t) => {
+  // The sample catalogue has no subjects: a few books get one, so that a subject's page has something to read.
+  const subjected = await liveBooks(world.db, 3);
+  await withTransaction(world.db, async (client) => {
+    await client.query('update books set subjects = $2 where id = any($1)', [subjected.map((book) => book.id), ['Fantasy fiction']]);
+    await recordChanges(
+      client,
+      subjected.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),
+    );
+  });
   const beforeSwap: { segments: number; queries: number; aliased: boolean }[] = [];
   const results = await reindex(deps, 'books', {
     progress: false,
@@ -296,7 +307,7 @@ test.serial('reindex merges and warms the new index before its alias moves to it
   const lines = run.stderr
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { msg: string; index?: string; segments?: number; queries?: number });
+    .map((line) => JSON.parse(line) as { msg: string; index?: string; segments?: number; queries?: number; kinds?: WarmQueries });
   for (const result of await Promise.all([deps.aliases.books, deps.aliases.authors].map((alias) => aliasTargets(deps.es, alias)))) {
     const index = result[0]!;
     const steps = lines.filter((line) => line.index === index);
@@ -307,6 +318,13 @@ test.serial('reindex merges and warms the new index before its alias moves to it
     );
     const warmed = steps.find((line) => line.msg === 'warmed')!;
     t.true(warmed.queries! > 0, `${index} warmed by ${warmed.queries} queries`);
+    // Every kind of request the API sends to that index has been run on it.
+    const kinds = index.startsWith(deps.aliases.books) ? ['search', 'match', 'suggest', 'subject'] : ['search', 'suggest'];
+    t.deepEqual(
+      kinds.filter((kind) => (warmed.kinds?.[kind as keyof WarmQueries] ?? 0) > 0),
+      kinds,
+      `${index} warmed by ${JSON.stringify(warmed.kinds)}`,
+    );
     const swapped = steps.find((line) => line.msg === 'alias swapped')!;
     t.true(swapped.segments! >= 1 && swapped.segments! <= MERGED_SEGMENTS, `${index}: ${swapped.segments} segments at the swap`);
   }

@@ -5,11 +5,12 @@
 // what the imported catalogue costs on disk and how fast its point lookups and change feed answer.
 //
 //   node --import tsx scripts/bench/openlibrary.ts [--editions 1000000] [--seed 42] [--work-dir /var/tmp/bookmeta-bench]
-//     [--batch-size 2000] [--keep] [--bracket] [--set-based-only]
+//     [--batch-size 2000] [--keep] [--bracket] [--set-based-only] [--no-baselines]
 //
 // 1. Generates the dumps with scripts/dev/generate-openlibrary.ts.
 // 2. Baselines: psql \copy of every line of the three files into an unindexed table of one text column
 //    (lines/s), then openlibrary-by-hand.sql over them (editions/s, peak disk), in a database of their own.
+//    With --no-baselines, neither (at 10 M editions the hand-written load alone takes most of an hour).
 // 3. Set-based, then record by record (with --bracket, set-based again after it, against the
 //    machine's load changing meanwhile), each `bookmeta import openlibrary` of all three files in
 //    its own process into its own fresh database (with --set-based-only, the set-based load alone:
@@ -54,6 +55,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     bracket: { type: 'boolean', default: false },
     'set-based-only': { type: 'boolean', default: false },
+    'no-baselines': { type: 'boolean', default: false },
   },
 });
 const editions = Number(values.editions);
@@ -143,6 +145,14 @@ async function latencies(databaseUrl: string): Promise<{ lookup: number[]; chang
   }
 }
 
+async function baselines() {
+  say('baselines: COPY of the same lines into an unindexed table, then a hand-written SQL load of them');
+  const byHand = await handWrittenLoad(names.byHand);
+  const seconds = byHand.copySeconds + byHand.sqlSeconds;
+  say(`baselines: ${byHand.lines} lines copied in ${byHand.copySeconds.toFixed(1)} s, loaded by hand in ${seconds.toFixed(1)} s`);
+  return { ...byHand, seconds };
+}
+
 say(`generating ${editions} editions (seed ${seed}) into ${dumpDir}`);
 if (!existsSync(files.editions)) await generateOpenLibrary({ editions, seed }, dumpDir);
 const names = {
@@ -152,27 +162,27 @@ const names = {
   byHand: databaseNameOf('by_hand'),
 };
 try {
-  say('baselines: COPY of the same lines into an unindexed table, then a hand-written SQL load of them');
-  const byHand = await handWrittenLoad(names.byHand);
-  const copyRate = byHand.lines / byHand.copySeconds;
-  const handSeconds = byHand.copySeconds + byHand.sqlSeconds;
-  say(`baselines: ${byHand.lines} lines copied in ${byHand.copySeconds.toFixed(1)} s, loaded by hand in ${handSeconds.toFixed(1)} s`);
+  const byHand = values['no-baselines'] ? undefined : await baselines();
   const runs = [await importFresh('set-based', names.set)];
   if (!values['set-based-only']) runs.push(await importFresh('record-by-record', names.record));
   if (values.bracket) runs.push(await importFresh('set-based', names.again));
   const disk = await diskPerEdition(urlOf(names.set));
   const { lookup, changes } = await latencies(urlOf(names.set));
   const gb = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
-  console.log(`open library dumps:          ${editions} editions, ${byHand.lines} lines (seed ${seed})`);
-  console.log(`baseline COPY (unindexed):   ${Math.round(copyRate)} lines/s (${byHand.copySeconds.toFixed(1)} s)`);
-  console.log(
-    `baseline hand-written SQL:   ${handSeconds.toFixed(1)} s (COPY, then SQL ${byHand.sqlSeconds.toFixed(1)} s): ${Math.round(editions / handSeconds)} editions/s, ` +
-      `${byHand.editions} books; peak disk ${gb(byHand.peakDiskBytes)}; load ${byHand.load}`,
-  );
+  console.log(`open library dumps:          ${editions} editions (seed ${seed})`);
+  if (byHand) {
+    console.log(
+      `baseline COPY (unindexed):   ${Math.round(byHand.lines / byHand.copySeconds)} lines/s (${byHand.copySeconds.toFixed(1)} s), ${byHand.lines} lines`,
+    );
+    console.log(
+      `baseline hand-written SQL:   ${byHand.seconds.toFixed(1)} s (COPY, then SQL ${byHand.sqlSeconds.toFixed(1)} s): ${Math.round(editions / byHand.seconds)} editions/s, ` +
+        `${byHand.editions} books; peak disk ${gb(byHand.peakDiskBytes)}; load ${byHand.load}`,
+    );
+  }
   for (const result of runs) {
     console.log(
       `import --method ${result.method.padEnd(16)} ${result.seconds.toFixed(1)} s: ${Math.round(result.editions / result.seconds)} editions/s (target >= 10,000), ${Math.round(result.records / result.seconds)} records/s, ` +
-        `ratio to the hand-written SQL load ${(handSeconds / result.seconds).toFixed(2)}; importer peak RSS ${result.peakRssMb.toFixed(0)} MB (target < 500), ` +
+        `${byHand ? `ratio to the hand-written SQL load ${(byHand.seconds / result.seconds).toFixed(2)}; ` : ''}importer peak RSS ${result.peakRssMb.toFixed(0)} MB (target < 500), ` +
         `PostgreSQL backend peak private ${result.backendMb.toFixed(0)} MB; peak disk ${gb(result.peakDiskBytes)}; load ${result.loadBefore} -> ${result.loadAfter}`,
     );
   }

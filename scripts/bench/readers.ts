@@ -6,10 +6,14 @@
 // Service functions the routes call, in-process, one call at a time, short cache off.
 //
 //   node --import tsx scripts/bench/readers.ts [--editions 20000] [--seed 42] [--calls 200] [--work-dir /var/tmp/bookmeta-bench] [--keep]
+//     [--database NAME [--index-prefix PREFIX]]
 //
 // Generates Open Library dumps with readers' dumps (scripts/dev/generate-openlibrary.ts), imports
 // them into a database of its own, indexes it, measures, and drops the database, the indices and
-// the dumps at the end (unless --keep). Target at 10 M editions: p95 under 50 ms for both.
+// the dumps at the end (unless --keep). With --database, measures that catalogue as it is (its
+// readers' dumps imported, e.g. the 10 M one of scripts/bench/openlibrary.ts), through the indices
+// under --index-prefix (default: the search benchmarks', `bench-search-NAME-`), indexed first only
+// when missing; it drops nothing. Target at 10 M editions: p95 under 50 ms for both.
 
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,8 +32,8 @@ import { workListings } from '../../src/stores/postgres/catalogue.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
-import { timedSequentially } from '../lib/bench.js';
-import { dropDatabase, freshDatabase, loadAverage } from '../lib/openlibraryImport.js';
+import { indexState, timedSequentially } from '../lib/bench.js';
+import { dropDatabase, freshDatabase, loadAverage, urlOf } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({
@@ -39,6 +43,8 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '200' },
     'work-dir': { type: 'string', default: '/var/tmp/bookmeta-bench' },
     keep: { type: 'boolean', default: false },
+    database: { type: 'string' },
+    'index-prefix': { type: 'string' },
   },
 });
 const editions = Number(values.editions);
@@ -47,9 +53,10 @@ const calls = Number(values.calls);
 const say = (text: string) => process.stderr.write(`bench-readers: ${text}\n`);
 const log = createLogger('warn');
 
-const name = `bookmeta_bench_readers_${editions}_${seed}`;
+const existing = values.database;
+const name = existing ?? `bookmeta_bench_readers_${editions}_${seed}`;
 const dumpDir = join(values['work-dir'], `openlibrary-readers-${editions}-${seed}`);
-const indexPrefix = `bench-readers-${editions}-${seed}-`;
+const indexPrefix = values['index-prefix'] ?? (existing ? `bench-search-${existing}-` : `bench-readers-${editions}-${seed}-`);
 
 const summary = (label: string, latencies: number[]): string =>
   `${label.padEnd(20)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms`;
@@ -57,9 +64,7 @@ const ratio = (label: string, measured: number[], baseline: number[]): string =>
   `${label} p95 ratio ${(percentile(measured, 95) / percentile(baseline, 95)).toFixed(2)}`;
 
 async function main(): Promise<void> {
-  say(`generating ${editions} editions with their readers' dumps`);
-  const { files } = await generateOpenLibrary({ editions, seed }, dumpDir);
-  const databaseUrl = await freshDatabase(name);
+  const databaseUrl = existing ? urlOf(existing) : await freshDatabase(name);
   const config = {
     ...loadConfig({
       ...process.env,
@@ -77,11 +82,18 @@ async function main(): Promise<void> {
   try {
     const db = createPool(databaseUrl, 4);
     try {
-      say('importing');
-      await importOpenLibrary(Object.values(files), { db, cache: null, log }, { progress: false });
-      await db.query('vacuum analyze');
-      say('indexing');
-      await reindex({ db, es: elastic, aliases: indexAliases(indexPrefix), log }, 'all', { progress: false });
+      if (!existing) {
+        say(`generating ${editions} editions with their readers' dumps`);
+        const { files } = await generateOpenLibrary({ editions, seed }, dumpDir);
+        say('importing');
+        await importOpenLibrary(Object.values(files), { db, cache: null, log }, { progress: false });
+        await db.query('vacuum analyze');
+      }
+      const aliases = indexAliases(indexPrefix);
+      if (!existing || !(await elastic.indices.existsAlias({ name: [aliases.books, aliases.authors] }))) {
+        say(`indexing into ${aliases.books} and ${aliases.authors}`);
+        await reindex({ db, es: elastic, aliases, log }, 'all', { progress: false });
+      }
       ({ rows: subjects } = await db.query<{ subject: string }>(
         'select s as subject from works, unnest(subjects) s group by s order by count(*) desc limit 20',
       ));
@@ -114,7 +126,7 @@ async function main(): Promise<void> {
       }
       const { count: indexed } = await services.elastic.count({ index: services.indices.books });
       console.log(
-        `what readers read: ${editions} generated editions (${indexed} indexed), ${subjects.length} subjects; load ${await loadAverage()}`,
+        `what readers read: ${existing ?? `${editions} generated editions`} (${indexed} indexed), ${subjects.length} subjects; ${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
       );
       console.log(summary('subject page', subject));
       console.log(summary('search by subject', search));
@@ -126,7 +138,7 @@ async function main(): Promise<void> {
       await closeServices(services);
     }
   } finally {
-    if (!values.keep) {
+    if (!values.keep && !existing) {
       await elastic.indices.delete({ index: `${indexPrefix}*`, ignore_unavailable: true, allow_no_indices: true }).catch(() => undefined);
       await dropDatabase(name);
       await rm(dumpDir, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 // (Elasticsearch query, then the records from PostgreSQL), one call at a time, short cache off.
 //
 //   node --import tsx scripts/bench/search.ts [--count 1000000] [--seed 42] [--queries 400] [--work-dir /var/tmp/bookmeta-bench]
+//     [--database NAME] [--profile N]
 //
 // The catalogue: N generated books (scripts/dev/generate-catalogue.ts) in the database
 // bookmeta_bench_<N>_<seed>, the one scripts/bench/reindex.ts builds (generated and imported here when
@@ -10,6 +11,8 @@
 // a surname, a word with a typo, an author's name, an ISBN; match records are titles with a typo,
 // case or article changed, with the author surname first, some with an ISBN.
 // Targets at 1,000,000 books on one node: search p95 under 50 ms, match p95 under 100 ms.
+// With --profile N, also where the time goes: each call's time against its searches' `took`, and the
+// N slowest searches and matches re-run with Elasticsearch's profile API (scripts/lib/esProfile.ts).
 
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../src/log.js';
@@ -17,10 +20,20 @@ import { buildServices, closeServices } from '../../src/wiring.js';
 import { matchBook } from '../../src/services/match.js';
 import { searchAuthors, searchBooks } from '../../src/services/search.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, SEARCH_BENCH_OPTIONS, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
+import {
+  generatedCatalogueDatabase,
+  indexState,
+  SEARCH_BENCH_OPTIONS,
+  searchBenchConfig,
+  searchIndices,
+  timedSequentially,
+} from '../lib/bench.js';
+import { loadAverage } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
+import { profileCall, searchTracer, tookSummary, type TracedCall } from '../lib/esProfile.js';
 
-const { values } = parseArgs({ options: SEARCH_BENCH_OPTIONS });
+const { values } = parseArgs({ options: { ...SEARCH_BENCH_OPTIONS, profile: { type: 'string', default: '0' } } });
+const profiled = Number(values.profile);
 const count = Number(values.count);
 const seed = Number(values.seed);
 const rng = new Random(seed);
@@ -82,6 +95,16 @@ function matchRecord(book: SampleBook): Record<string, unknown> {
 const summary = (label: string, latencies: number[], target: number): string =>
   `${label.padEnd(7)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms  (target p95 < ${target} ms)`;
 
+async function whereTheTimeGoes(elastic: Parameters<typeof profileCall>[0], calls: TracedCall[]): Promise<void> {
+  for (const kind of ['search', 'match']) {
+    const ofKind = calls.filter((call) => call.label.startsWith(kind));
+    console.log(tookSummary(kind, ofKind));
+    for (const call of [...ofKind].sort((a, b) => b.ms - a.ms).slice(0, profiled)) {
+      for (const line of await profileCall(elastic, call)) console.log(line);
+    }
+  }
+}
+
 async function main(): Promise<void> {
   await prepareDatabase();
   await searchIndices(config, log, say);
@@ -97,17 +120,23 @@ async function main(): Promise<void> {
     const { count: indexed } = await services.elastic.count({ index: services.indices.books });
     say(`${indexed} books indexed; warming up`);
     await timedSequentially(searches.slice(0, 50).map((q) => () => searchBooks(services, { q: `${q} warm` })));
-    const search = await timedSequentially(searches.map((q) => () => searchBooks(services, { q })));
-    const match = await timedSequentially(records.map((record) => () => matchBook(services, record)));
+    const tracer = profiled > 0 ? searchTracer(services.elastic) : null;
+    const traced = <T>(label: string, call: () => Promise<T>) => (tracer ? () => tracer.traced(label, call) : call);
+    const search = await timedSequentially(searches.map((q) => traced(`search ${JSON.stringify(q)}`, () => searchBooks(services, { q }))));
+    const match = await timedSequentially(
+      records.map((record) => traced(`match ${JSON.stringify(record)}`, () => matchBook(services, record))),
+    );
     // Author queries: a name as written, or its surname alone.
     const names = books.flatMap((book) => book.authors.slice(0, 1)).map((name) => (random() < 0.7 ? name : surname(name)));
     const authors = await timedSequentially(names.map((q) => () => searchAuthors(services, { q })));
     console.log(
-      `search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+      `search and match latency, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off); ` +
+        `${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
     );
     console.log(summary('search', search, 50));
     console.log(summary('match', match, 100));
     console.log(summary('authors', authors, 50));
+    if (tracer) await whereTheTimeGoes(services.elastic, tracer.calls);
   } finally {
     await closeServices(services);
   }

@@ -18,7 +18,15 @@ import { searchBooks, type BookSearchPage } from '../../src/services/search.js';
 import { suggestBooks } from '../../src/services/suggest.js';
 import { FACET_FIELDS } from '../../src/stores/elasticsearch/facets.js';
 import { Random } from '../dev/synthetic.js';
-import { generatedCatalogueDatabase, SEARCH_BENCH_OPTIONS, searchBenchConfig, searchIndices, timedSequentially } from '../lib/bench.js';
+import {
+  generatedCatalogueDatabase,
+  indexState,
+  SEARCH_BENCH_OPTIONS,
+  searchBenchConfig,
+  searchIndices,
+  timedSequentially,
+} from '../lib/bench.js';
+import { loadAverage } from '../lib/openlibraryImport.js';
 import { percentile } from '../lib/percentile.js';
 
 const { values } = parseArgs({ options: SEARCH_BENCH_OPTIONS });
@@ -76,7 +84,8 @@ async function main(): Promise<void> {
       for (const field of FACET_FIELDS) if (page?.facets?.[field]?.length) counted.set(field, counted.get(field)! + 1);
     }
     console.log(
-      `suggestions and facets, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off)`,
+      `suggestions and facets, ${indexed} books on ${config.elasticsearchUrl} (service calls in-process, sequential, short cache off); ` +
+        `${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
     );
     console.log(summary('suggest', suggest));
     console.log(summary('search', plain));

@@ -293,3 +293,17 @@ export async function searchIndices(config: Config, log: Logger, say: (text: str
     await elastic.close();
   }
 }
+
+/**
+ * What a latency figure was taken with: the segments of an index's primaries and the heap of the
+ * cluster's nodes (used of max), e.g. "12 segments, heap 0.9 of 2.0 GB".
+ */
+export async function indexState(elastic: Client, index: string): Promise<string> {
+  const stats = await elastic.indices.stats({ index, metric: ['segments'] });
+  const nodes = await elastic.nodes.stats({ metric: ['jvm'] });
+  const heap = Object.values(nodes.nodes).map((node) => node.jvm?.mem);
+  const gb = (bytes: number) => (bytes / 2 ** 30).toFixed(1);
+  const used = heap.reduce((sum, mem) => sum + (mem?.heap_used_in_bytes ?? 0), 0);
+  const max = heap.reduce((sum, mem) => sum + (mem?.heap_max_in_bytes ?? 0), 0);
+  return `${stats._all.primaries?.segments?.count ?? 0} segments, heap ${gb(used)} of ${gb(max)} GB`;
+}

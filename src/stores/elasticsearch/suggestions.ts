@@ -89,7 +89,12 @@ const fitOf = (name: string, key: string, fold: (text: string) => string): numbe
 };
 
 /** Works and series as typed, from the books index (one request). */
-async function worksAndSeries(elastic: Elastic, index: string, query: SuggestQuery, fold: (text: string) => string): Promise<Suggestion[]> {
+export async function worksAndSeries(
+  elastic: Elastic,
+  index: string,
+  query: SuggestQuery,
+  fold: (text: string) => string,
+): Promise<Suggestion[]> {
   const response = await elastic.search<BookSource>({
     index,
     size: query.limit,
@@ -163,7 +168,12 @@ async function worksAndSeries(elastic: Elastic, index: string, query: SuggestQue
  * Authors as typed, from the authors index. A name starts as typed when its surname (the last word
  * of its key) or the whole name does: readers type surnames ("rowl" for J.K. Rowling).
  */
-async function authors(elastic: Elastic, index: string, query: SuggestQuery, nameKeyOf: (name: string) => string): Promise<Suggestion[]> {
+export async function authorsAsTyped(
+  elastic: Elastic,
+  index: string,
+  query: SuggestQuery,
+  nameKeyOf: (name: string) => string,
+): Promise<Suggestion[]> {
   const response = await elastic.search<{ name: string; work_count: number; popularity: number }>({
     index,
     size: query.limit * 3,
@@ -214,7 +224,7 @@ export async function suggest(
 ): Promise<Suggestion[]> {
   const [books, people] = await Promise.all([
     worksAndSeries(elastic, indices.books, query, fold),
-    authors(elastic, indices.authors, query, nameKeyOf),
+    authorsAsTyped(elastic, indices.authors, query, nameKeyOf),
   ]);
   return [...books, ...people]
     .sort((a, b) => rounded(b.score) - rounded(a.score) || KIND_ORDER[a.type] - KIND_ORDER[b.type])
