@@ -154,8 +154,8 @@ async function worksAndSeries(elastic: Elastic, index: string, query: SuggestQue
   });
   const seriesReaders = new Map(
     answers[WORK_TIERS.length]!.flatMap((hit) => {
-      const name = hit.fields?.[BOOK.series.keyword]?.[0] as string | undefined;
-      return name === undefined ? [] : [[name, readersOf(hit.sort)] as const];
+      const name: unknown = (hit.fields?.[BOOK.series.keyword] as unknown[] | undefined)?.[0];
+      return typeof name === 'string' ? [[name, readersOf(hit.sort)] as const] : [];
     }),
   );
   return [...best.values(), ...(await seriesOf(elastic, index, seriesWords, seriesReaders, query.key, fold))];
