@@ -55,17 +55,13 @@ function ranked(
   keyField: string,
   key: string,
   readersField: string,
-  startTier: boolean,
 ): estypes.QueryDslQueryContainer {
   return {
     function_score: {
       query: {
         bool: {
           must: [words],
-          should: [
-            { constant_score: { filter: { term: { [keyField]: key } }, boost: FIT_TIER.whole - FIT_TIER.words } },
-            ...(startTier ? [{ constant_score: { filter: { prefix: { [keyField]: key } }, boost: FIT_TIER.start - FIT_TIER.words } }] : []),
-          ],
+          should: [{ constant_score: { filter: { term: { [keyField]: key } }, boost: FIT_TIER.whole - FIT_TIER.words } }],
         },
       },
       functions: [{ field_value_factor: { field: readersField, modifier: 'log1p', missing: 0 } }],
@@ -88,80 +84,134 @@ const fitOf = (name: string, key: string, fold: (text: string) => string): numbe
   return folded === key ? FIT_TIER.whole : folded.startsWith(key) ? FIT_TIER.start : FIT_TIER.words;
 };
 
-/** Works and series as typed, from the books index (one request). */
+// Elasticsearch keeps scores in single precision: a score computed here is rounded the same way.
+const score = (tier: number, readers: number): number => Math.fround(tier + Math.fround(Math.log10(1 + Math.max(0, readers))));
+
+/**
+ * Most read first and no score: Lucene then skips the documents that cannot enter the top (a short
+ * prefix matches a large share of the catalogue, and scoring or aggregating every match took a second
+ * at 1 M books). Missing readers sort last, which keeps the skipping.
+ */
+const BY_READERS: estypes.SortCombinations[] = [{ [BOOK.work_readers.path]: { order: 'desc' } }];
+const readersOf = (sort: estypes.SortResults | undefined): number => {
+  const value = Number(sort?.[0] ?? 0);
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+};
+
+/**
+ * Works by fit tier: a title that is the typed text (it also starts with it, as the tiers always
+ * counted), one that starts with it, one holding its words. Each tier's most read `limit` works;
+ * since a score is its tier plus log10(1 + readers), the best `limit` of all are among them.
+ */
+const WORK_TIERS = [
+  { tier: FIT_TIER.whole + FIT_TIER.start - FIT_TIER.words, clause: (key: string) => ({ term: { [BOOK.title.key]: key } }) },
+  { tier: FIT_TIER.start, clause: (key: string) => ({ prefix: { [BOOK.title.key]: { value: key } } }) },
+  { tier: FIT_TIER.words, clause: null },
+] as const;
+
+/** Works and series as typed, from the books index (two requests: candidates, then the series' counts). */
 export async function worksAndSeries(
   elastic: Elastic,
   index: string,
   query: SuggestQuery,
   fold: (text: string) => string,
 ): Promise<Suggestion[]> {
-  const response = await elastic.search<BookSource>({
-    index,
+  const titleWords = typedWords(query.key, BOOK.title.path, BOOK.title.prefix);
+  const seriesWords = typedWords(query.key, BOOK.series.path, BOOK.series.prefix);
+  const works: estypes.MsearchMultisearchBody[] = WORK_TIERS.map(({ clause }) => ({
     size: query.limit,
     _source: [BOOK.work_id.path, BOOK.title.path, BOOK.authors.path, BOOK.work_year.path, BOOK.cover_url.path],
     track_total_hits: false,
-    query: ranked(typedWords(query.key, BOOK.title.path, BOOK.title.prefix), BOOK.title.key, query.key, BOOK.work_readers.path, true),
+    query: { bool: { filter: [titleWords, ...(clause ? [clause(query.key)] : [])] } },
+    sort: BY_READERS,
     collapse: { field: BOOK.work_id.path },
+  }));
+  // The most read `limit` series: each series' most read book, as the series' readers.
+  const seriesCandidates: estypes.MsearchMultisearchBody = {
+    size: query.limit,
+    _source: false,
+    track_total_hits: false,
+    query: { bool: { filter: [seriesWords] } },
+    sort: BY_READERS,
+    collapse: { field: BOOK.series.keyword },
+  };
+  const response = await elastic.msearch<BookSource>({ index, searches: [...works, seriesCandidates].flatMap((body) => [{}, body]) });
+  const answers = response.responses.map((answer) => {
+    if ('error' in answer) throw new Error(`suggest search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    return answer.hits.hits;
+  });
+  const best = new Map<string, Suggestion & { type: 'work' }>();
+  WORK_TIERS.forEach(({ tier }, at) => {
+    for (const hit of answers[at]!) {
+      const book = hit._source!;
+      const found = score(tier, readersOf(hit.sort));
+      if ((best.get(book.work_id)?.score ?? -1) >= found) continue;
+      best.set(book.work_id, {
+        type: 'work',
+        score: found,
+        id: book.work_id,
+        title: book.title,
+        author: book.authors[0] ?? null,
+        year: book.work_year ?? null,
+        cover_url: book.cover_url ?? null,
+      });
+    }
+  });
+  const seriesReaders = new Map(
+    answers[WORK_TIERS.length]!.flatMap((hit) => {
+      const name: unknown = (hit.fields?.[BOOK.series.keyword] as unknown[] | undefined)?.[0];
+      return typeof name === 'string' ? [[name, readersOf(hit.sort)] as const] : [];
+    }),
+  );
+  return [...best.values(), ...(await seriesOf(elastic, index, seriesWords, seriesReaders, query.key, fold))];
+}
+
+/** Each series' first author (its most popular book's) and volumes (its works), counted over the named series only. */
+async function seriesOf(
+  elastic: Elastic,
+  index: string,
+  seriesWords: estypes.QueryDslQueryContainer,
+  readers: ReadonlyMap<string, number>,
+  key: string,
+  fold: (text: string) => string,
+): Promise<Suggestion[]> {
+  if (readers.size === 0) return [];
+  const response = await elastic.search({
+    index,
+    size: 0,
+    track_total_hits: false,
+    query: { bool: { filter: [{ terms: { [BOOK.series.keyword]: [...readers.keys()] } }, seriesWords] } },
     aggs: {
-      series: {
-        global: {},
+      names: {
+        terms: { field: BOOK.series.keyword, size: readers.size },
         aggs: {
-          typed: {
-            filter: typedWords(query.key, BOOK.series.path, BOOK.series.prefix),
-            aggs: {
-              names: {
-                terms: { field: BOOK.series.keyword, size: query.limit, order: { readers: 'desc' } },
-                aggs: {
-                  readers: { max: { field: BOOK.work_readers.path } },
-                  volumes: { cardinality: { field: BOOK.work_id.path } },
-                  first: {
-                    top_hits: {
-                      size: 1,
-                      sort: [{ [BOOK.popularity.path]: { order: 'desc' } }],
-                      _source: [BOOK.series.path, BOOK.authors.path],
-                    },
-                  },
-                },
-              },
-            },
+          volumes: { cardinality: { field: BOOK.work_id.path } },
+          first: {
+            top_hits: { size: 1, sort: [{ [BOOK.popularity.path]: { order: 'desc' } }], _source: [BOOK.series.path, BOOK.authors.path] },
           },
         },
       },
     },
   });
-  const works: Suggestion[] = response.hits.hits.map((hit) => {
-    const book = hit._source!;
-    return {
-      type: 'work',
-      score: hit._score ?? 0,
-      id: book.work_id,
-      title: book.title,
-      author: book.authors[0] ?? null,
-      year: book.work_year ?? null,
-      cover_url: book.cover_url ?? null,
-    };
-  });
   interface SeriesBucket {
-    readers: { value: number | null };
+    key: string;
     volumes: { value: number };
     first: { hits: { hits: { _source: Pick<BookSource, 'series' | 'authors'> }[] } };
   }
-  const buckets =
-    (response.aggregations?.series as { typed: { names: { buckets: SeriesBucket[] } } } | undefined)?.typed.names.buckets ?? [];
-  const series: Suggestion[] = buckets.flatMap((bucket) => {
+  const buckets = (response.aggregations?.names as { buckets: SeriesBucket[] } | undefined)?.buckets ?? [];
+  return buckets.flatMap((bucket) => {
     const first = bucket.first.hits.hits[0]?._source;
     if (!first?.series) return [];
     return [
       {
-        type: 'series',
-        score: fitOf(first.series, query.key, fold) + Math.log10(1 + (bucket.readers.value ?? 0)),
+        type: 'series' as const,
+        score: fitOf(first.series, key, fold) + Math.log10(1 + (readers.get(bucket.key) ?? 0)),
         name: first.series,
         author: first.authors[0] ?? null,
         volumes: bucket.volumes.value,
       },
     ];
   });
-  return [...works, ...series];
 }
 
 /**
@@ -184,7 +234,6 @@ export async function authorsAsTyped(
       AUTHOR.name_key.path,
       query.nameKey,
       AUTHOR.popularity.path,
-      false,
     ),
   });
   return response.hits.hits.map((hit) => {
