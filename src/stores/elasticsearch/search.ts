@@ -253,8 +253,8 @@ const mayMatchPartially = (text: string, enough: Enough): boolean =>
   enough === HALF_THE_WORDS || readings(text).some((reading) => contentWords(reading).split(' ').length > 2);
 
 /**
- * The tiers a strict run's readings with one word left out reach: only those a lookup of the words
- * answers (exactly a title, series or name; every word in the title). The other tiers, for each of
+ * The tiers a strict run's readings with one word left out reach: only the title, series or name
+ * it is exactly, and those of the title alone (the reading as a phrase of it, every word in it). The other tiers, for each of
  * up to eight readings, made a query of three or more words about twice as slow as without the partial
  * fit; a strict run's partial matches are mostly a title with a word added ("the hunger games
  * paperback"), which these tiers fit.
@@ -264,9 +264,11 @@ const cheapPartialTiers = (left: string[], mode: SearchSpelling): estypes.QueryD
   tier(FIT.partial * FIT.title, { terms: { [BOOK.series.key]: left } }),
   tier(FIT.partial * FIT.name, { terms: { [BOOK.first_author.path]: left } }),
   tier(FIT.partial * FIT.coAuthorName, { terms: { [BOOK.author_names.keyword]: left } }),
-  ...left.map((text) =>
+  ...left.flatMap((text) => [
+    // Ranks the title a mistyped word was left out of ("the first gour years") above others with its words.
+    tier(FIT.partial * FIT.titlePhrase, { match_phrase: { [BOOK.title.path]: { query: text, slop: 1 } } }),
     tier(FIT.partial * FIT.titleWords, { match: { [BOOK.title.path]: { query: text, ...spelling(mode), operator: 'and' } } }),
-  ),
+  ]),
 ];
 
 /**
