@@ -39,7 +39,8 @@ import { workKey } from './sourceFields.js';
  * Every import notes, with each batch, the authors and works it changed (noteToResolve, claimCredits)
  * and ends by resolving them (resolveTouchedAuthors): the same rules over the pairs and groups that
  * involve those authors, so the work grows with the import, not with the catalogue, and the catalogue
- * after it is as a full pass (resolveAuthors, `bookmeta resolve-authors`) would leave it. The
+ * after it is as a full pass (resolveAuthors, `bookmeta resolve-authors`) would leave it. An import
+ * that touched a large share of the authors ends with that full pass instead. The
  * evidence of a pair or a group only changes where an import changed something, so the rest stays
  * as the last resolution left it.
  */
