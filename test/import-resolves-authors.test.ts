@@ -48,6 +48,12 @@ const BROWN = [
   olEdition('OL8012937M', 'The Da Vinci Code', '9780307277671', 'OL76837W', 'OL39329A'),
 ];
 
+const STOCKETT = [
+  olAuthor('OL1432857A', 'Kathryn Stockett'),
+  olWork('OL15000001W', 'The Help', 'OL1432857A'),
+  olEdition('OL24000001M', 'The Help', '9780399155345', 'OL15000001W', 'OL1432857A'),
+];
+
 let world: TestWorld;
 let deps: TestLoaderDeps;
 let server: RunningServer;
@@ -214,3 +220,21 @@ test.serial(
     t.is(await noted(), 0);
   },
 );
+
+test.serial('an import that touched most of the authors ends with a full pass: writers it did not touch are resolved too', async (t) => {
+  // Kathryn Stockett's two records, not noted, as in the test above.
+  await applyWithoutResolving(STOCKETT);
+  await world.db.query('delete from authors_to_resolve');
+  t.is((await liveAuthors('stockett')).length, 2);
+  // What a large import leaves noted: nearly every author (all but hers).
+  await world.db.query(
+    `insert into authors_to_resolve (kind, entity_id) select 'author', id from authors where name not ilike '%stockett%'`,
+  );
+
+  await importFile(world, 'goodbooks', files[0]!);
+  t.deepEqual(
+    (await liveAuthors('stockett')).map((author) => author.name_key),
+    ['ol:OL1432857A'],
+  );
+  t.is(await noted(), 0);
+});

@@ -9,6 +9,7 @@ import {
   authoredWorks,
   forgetResolved,
   liveAuthorsOf,
+  notedAgainstAuthors,
   notedRows,
   takeToResolve,
   type AuthorRecord,
@@ -38,7 +39,8 @@ import { workKey } from './sourceFields.js';
  * Every import notes, with each batch, the authors and works it changed (noteToResolve, claimCredits)
  * and ends by resolving them (resolveTouchedAuthors): the same rules over the pairs and groups that
  * involve those authors, so the work grows with the import, not with the catalogue, and the catalogue
- * after it is as a full pass (resolveAuthors, `bookmeta resolve-authors`) would leave it. The
+ * after it is as a full pass (resolveAuthors, `bookmeta resolve-authors`) would leave it. An import
+ * that touched a large share of the authors ends with that full pass instead. The
  * evidence of a pair or a group only changes where an import changed something, so the rest stays
  * as the last resolution left it.
  */
@@ -61,6 +63,8 @@ export async function resolveAuthors(db: Pool, cache: ResponseCache | null): Pro
 // Noted rows resolved at a time: the authors they stand for are one scope, each looked at once however
 // many batches noted them (a prolific author is noted by many).
 const NOTED_PER_ROUND = 50_000;
+// Noted rows, as a share of the catalogue's authors, from which one full pass is cheaper than rounds.
+const FULL_PASS_SHARE = 0.25;
 
 /**
  * The authors imports noted, resolved, round after round until none is left. Each round holds its
@@ -68,6 +72,11 @@ const NOTED_PER_ROUND = 50_000;
  * merges done stay done (each is its own transaction) and the rows wait for the next import.
  */
 export async function resolveTouchedAuthors(db: Pool, cache: ResponseCache | null): Promise<AuthorResolution> {
+  // An import that touched a large share of the authors (a first load, a large file) is resolved by
+  // one full pass: its set-based queries read the catalogue once, where rounds would each look up
+  // their scope's works and partners again, and together cost many full passes.
+  const { noted, authors } = await notedAgainstAuthors(db);
+  if (noted > 0 && noted >= authors * FULL_PASS_SHARE) return resolveAuthors(db, cache);
   const outcome: AuthorResolution = { authors: 0, works: 0 };
   for (;;) {
     const round = await withTransaction(db, async (client) => {

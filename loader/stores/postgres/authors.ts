@@ -71,6 +71,18 @@ export async function takeToResolve(client: PoolClient, limit: number): Promise<
   return { rows: rows.map((row) => row.id), authorIds: of('author'), workIds: of('work') };
 }
 
+/**
+ * How many rows are noted now, and about how many authors the catalogue holds (the planner's
+ * count, fresh after an import: counting them would read the whole table for a small import).
+ */
+export async function notedAgainstAuthors(db: Queryable): Promise<{ noted: number; authors: number }> {
+  const { rows } = await db.query<{ noted: number; authors: number }>(
+    `select (select count(*) from authors_to_resolve)::float8 as noted,
+            greatest((select reltuples from pg_class where oid = 'authors'::regclass), 0)::float8 as authors`,
+  );
+  return rows[0]!;
+}
+
 /** The ids of every noted row now (a full pass resolves them all). */
 export async function notedRows(db: Queryable): Promise<number[]> {
   const { rows } = await db.query<{ id: number }>('select id from authors_to_resolve');
