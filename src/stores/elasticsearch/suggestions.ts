@@ -84,8 +84,8 @@ const fitOf = (name: string, key: string, fold: (text: string) => string): numbe
   return folded === key ? FIT_TIER.whole : folded.startsWith(key) ? FIT_TIER.start : FIT_TIER.words;
 };
 
-// Elasticsearch keeps scores in single precision: a score computed here is rounded the same way.
-const score = (tier: number, readers: number): number => Math.fround(tier + Math.fround(Math.log10(1 + Math.max(0, readers))));
+/** Every suggestion's score, whatever its kind: how it fits as typed, then how many read it. */
+const score = (tier: number, readers: number): number => tier + Math.log10(1 + Math.max(0, readers));
 
 /**
  * Most read first and no score: Lucene then skips the documents that cannot enter the top (a short
@@ -205,7 +205,7 @@ async function seriesOf(
     return [
       {
         type: 'series' as const,
-        score: fitOf(first.series, key, fold) + Math.log10(1 + (readers.get(bucket.key) ?? 0)),
+        score: score(fitOf(first.series, key, fold), readers.get(bucket.key) ?? 0),
         name: first.series,
         author: first.authors[0] ?? null,
         volumes: bucket.volumes.value,
@@ -247,7 +247,7 @@ export async function authorsAsTyped(
           : FIT_TIER.words;
     return {
       type: 'author',
-      score: tier + Math.log10(1 + Number(author.popularity ?? 0)),
+      score: score(tier, Number(author.popularity ?? 0)),
       id: hit._id ?? '',
       name: author.name,
       work_count: author.work_count,
@@ -255,8 +255,8 @@ export async function authorsAsTyped(
   });
 }
 
-// Elasticsearch scores are single precision: equal fits and readers compare equal once rounded, and
-// then a work comes before an author, and both before a series of the same name.
+// Equal fits and readers compare equal once rounded, and then a work comes before an author, and
+// both before a series of the same name.
 const rounded = (score: number): number => Math.round(score * 1000);
 const KIND_ORDER: Record<Suggestion['type'], number> = { work: 0, author: 1, series: 2 };
 
