@@ -118,10 +118,8 @@ interface Run {
  * match, its partial ones rank among themselves (see bookFit).
  */
 async function strictThenRelaxed(run: (how: Run) => Promise<HitPage>, wanted: number): Promise<HitPage> {
-  const exact = await run({ mode: 'exact', enough: MOST_WORDS });
-  if (exact.total >= wanted) return exact;
-  const typos = await run({ mode: 'typos', enough: MOST_WORDS });
-  return typos.total > 0 ? typos : run({ mode: 'loose', enough: HALF_THE_WORDS });
+  const strict = await exactThenTypos((mode) => run({ mode, enough: MOST_WORDS }), wanted);
+  return strict.total > 0 ? strict : run({ mode: 'loose', enough: HALF_THE_WORDS });
 }
 
 // Lucene's English stop words (the `_english_` list of the mappings).
