@@ -1,3 +1,4 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,9 +24,17 @@ export function importFile(world: TestWorld, source: 'goodbooks' | 'book-crossin
   return importCatalogue(source === 'goodbooks' ? goodbooks : bookCrossing, path, { db: world.db, cache: world.cache, log: quiet });
 }
 
+// One folder per test process for the CSV files tests write, removed when the process exits.
+let csvFolder: string | undefined;
+
 /** Writes CSV lines to a temporary file and returns its path. */
 export async function csvFile(lines: string[]): Promise<string> {
-  const path = join(tmpdir(), `bookmeta-${randomBytes(6).toString('hex')}.csv`);
+  if (csvFolder === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'bookmeta-csv-'));
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+    csvFolder = folder;
+  }
+  const path = join(csvFolder, `${randomBytes(6).toString('hex')}.csv`);
   await writeFile(path, lines.join('\n') + '\n');
   return path;
 }
