@@ -44,8 +44,10 @@ const ID_FORMATS =
 export const MERGES =
   'If the id was merged into another one, the tool follows it: the JSON is the surviving record and a second text item names the survivor, whose id to use from now on.';
 
-export const BOOK_FIELDS =
-  'A book record: id (bk_…), work_id, isbn_13, isbn_10, title, subtitle, series, series_number, authors [{id, name}], publisher, year, language, pages, cover_url, ratings_count, average_rating; unknown fields are null.';
+/** A record's fields as a tool names them, read off the schema that shapes the record. */
+const fieldsOf = (record: typeof bookRecord | typeof workRecord | typeof authorRecord): string => Object.keys(record.shape).join(', ');
+
+export const BOOK_FIELDS = `A book record: ${fieldsOf(bookRecord)}; unknown fields are null.`;
 
 /**
  * A point lookup: through the 24-hour cache keyed by the URL's path (these routes define no query
@@ -166,8 +168,9 @@ export const lookupRoutes: readonly Route[] = [
       name: 'get_work',
       title: 'Work by id',
       description:
-        "Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book's work_id: title, original_year, authors, " +
-        'edition_count and the most popular editions (up to 100). Use it to find other editions of a book. ' +
+        "Fetch one work (the text itself, across all its editions and translations) by its wk_ id, e.g. a book's work_id. " +
+        `A work record: ${fieldsOf(workRecord)}; editions are the most popular (up to ${WORK_EDITIONS_SHOWN}). ` +
+        'Use it to find other editions of a book, or how many read and rated it (readers, rating). ' +
         `${ID_FORMATS} ${MERGES}`,
     },
     {
@@ -187,7 +190,8 @@ export const lookupRoutes: readonly Route[] = [
       name: 'get_author',
       title: 'Author by id',
       description:
-        "Fetch one author by their au_ id (from a book's or work's authors, or search_authors): name, alternate_names (other spellings), work_count and the most popular works (up to 100). " +
+        "Fetch one author by their au_ id (from a book's or work's authors, or search_authors). " +
+        `An author record: ${fieldsOf(authorRecord)}; alternate_names are other spellings, works the most popular (up to ${AUTHOR_WORKS_SHOWN}). ` +
         'To find an author by name, use search_authors instead. ' +
         `${ID_FORMATS} ${MERGES}`,
     },
