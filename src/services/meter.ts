@@ -14,7 +14,7 @@ const BATCH = 1_000;
 // What a crash (kill -9) can lose: the calls of the last interval, and those of a write under way.
 // A write of a few calls costs a fraction of a millisecond of CPU, so a short interval costs little
 // (scripts/bench/meter.ts --flush-every measures it).
-const FLUSH_EVERY_MS = 100;
+export const FLUSH_EVERY_MS = 100;
 const RETRY_MAX_MS = 5_000;
 // Drops are logged at most this often, with their count: an outage must not flood the log too.
 const DROP_REPORT_EVERY_MS = 10_000;
