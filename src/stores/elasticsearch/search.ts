@@ -303,9 +303,9 @@ function bookFit(text: string, mode: SearchSpelling, enough: Enough): estypes.Qu
 }
 
 /**
- * An omnibus whose title is the text, subtitle and all: the whole the text names. A subtitle says
- * which gathering it is ("The Hitchhiker's Guide to the Galaxy: A Trilogy in Four Parts"), and the
- * text then names the volume titled so.
+ * An omnibus whose whole title is the text, without a subtitle: the whole the text names. A subtitle
+ * says which gathering it is ("The Hitchhiker's Guide to the Galaxy: A Trilogy in Four Parts", "Bone:
+ * The Complete Edition"), and the text then names the volume titled so, or the series.
  */
 const namedWhole = (text: string): estypes.QueryDslQueryContainer => ({
   bool: {
