@@ -8,8 +8,10 @@ import type { BookRecord } from '../src/domain/records.js';
 // Known-item queries as a reader types them (scripts/eval/search.ts measures them at scale), against
 // the sample catalogue plus real goodbooks rows that compete with the books meant: boxsets, a
 // companion, a namesake, Flannery O'Connor's stories, Alexander Hamilton's Federalist Papers and Ron Chernow's biography
-// titled with his name, and Book-Crossing editions under imprint and language labels.
-const EXTRA_GOODBOOKS = new Set(['356', '422', '507', '581', '2175', '3472', '3720', '3736', '3808', '7657', '8626']);
+// titled with his name, wholes of several volumes in one beside their volumes (The Once and Future King and The
+// Sword in the Stone, A Song of Ice and Fire's omnibuses, The Hitchhiker's Guide to the Galaxy's, Bone's), and
+// Book-Crossing editions under imprint and language labels.
+const EXTRA_GOODBOOKS = new Set('356 422 507 581 1367 1422 2149 2175 2527 3358 3472 3635 3720 3736 3808 6502 7657 8626 9378'.split(' '));
 
 let search: SearchWorld;
 test.before(async () => {
@@ -69,6 +71,34 @@ test('a series name alone brings its most-read volume first, and a boxset or com
     ['The Hunger Games', 'Catching Fire', 'Mockingjay'],
   );
   t.true(rank(hunger, 'The Hunger Games Trilogy Boxset') > 2);
+});
+
+test("a title that names a whole of several volumes brings the whole, and a volume's title that volume", async (t) => {
+  // The Fellowship of the Ring, whose series the query names, is read more than four times as much.
+  const rings = await titles('the lord of the rings');
+  t.is(rings[0]?.title, 'The Lord of the Rings');
+  t.is(rings[0]?.kind, 'omnibus');
+  t.true(rank(rings, 'The Fellowship of the Ring') > 0);
+  // A whole read more than its first volume, which the series kind's boost no longer outweighs with the gathering's half.
+  t.is((await titles('the once and future king'))[0]?.title, 'The Once and Future King');
+  t.is((await titles('the sword in the stone'))[0]?.title, 'The Sword in the Stone');
+  for (const title of ['The Fellowship of the Ring', 'The Two Towers', 'The Return of the King']) {
+    t.is((await titles(title.toLowerCase()))[0]?.title, title);
+  }
+});
+
+test('a series name brings its volumes before an omnibus titled with it, and a title shared with an omnibus brings the volume', async (t) => {
+  // A Song of Ice and Fire's omnibuses are read by one in fifty of A Game of Thrones' readers.
+  const ice = await titles('a song of ice and fire');
+  t.is(ice[0]?.title, 'A Game of Thrones');
+  const omnibus = rank(ice, 'A Song of Ice and Fire');
+  t.true(omnibus === -1 || omnibus >= 3, `the omnibus at ${omnibus}`);
+  // "A Trilogy in Four Parts" says which gathering it is: the query names the first volume.
+  const guide = await titles("the hitchhiker's guide to the galaxy");
+  t.is(guide[0]?.title, "The Hitchhiker's Guide to the Galaxy");
+  t.is(guide[0]?.kind, 'book');
+  // Nor is "Bone" the whole title of Bone: The Complete Edition, which is read by half as many as the first volume.
+  t.is((await titles('bone'))[0]?.title, 'Out from Boneville');
 });
 
 test("an author's name alone brings their most-read book first", async (t) => {

@@ -22,6 +22,14 @@
 //                  is neither), meaning what the title kind means;
 //  - name_title:   a first author's name that is also a book's title, their own or a book about them
 //                  ("Alexander Hamilton", Ron Chernow's biography), meaning the author's most-read book.
+//  - set_whole, set_volume, set_series: a series that also exists as a set (several of its volumes in one
+//                  book, a boxset, a companion) asked for by the whole's title when it is the series' name ("The
+//                  Lord of the Rings", #1-3), by a volume's title ("The Two Towers") and by the series' name
+//                  ("Harry Potter"). A volume's title (unless it is a series' name too) means that volume, and the
+//                  series' name what the series kind means. The whole's title means the whole when readers read
+//                  it as a book of its own (see READ_AS_ONE: The Lord of the Rings, The Chronicles of Narnia), else
+//                  what the series kind means (A Song of Ice and Fire's omnibus, read by one in fifty of A Game of
+//                  Thrones' readers). The series kind leaves out the names of wholes read as one: set_whole asks them.
 // Right: the first result is an edition of the meant book's work. Reported per kind: right first,
 // the mean reciprocal rank at 10, and over all queries the pairs of results in one top 10 that are
 // one book split into two works (of one kind, nearly the same title, the same numbers in it, and a
@@ -83,6 +91,9 @@ const KINDS = [
   'partial_extra',
   'partial_misspelt',
   'name_title',
+  'set_whole',
+  'set_volume',
+  'set_series',
 ] as const;
 type Kind = (typeof KINDS)[number];
 
@@ -90,8 +101,11 @@ type Kind = (typeof KINDS)[number];
 interface Known {
   row: SourceBook;
   title: string;
+  subtitle: string | null;
   key: string;
   series: string | null;
+  /** titleKey() of the series: "The Chronicles of Narnia" and "Chronicles of Narnia" are one name. */
+  seriesKey: string | null;
   seriesNumber: string | null;
   /** Folded surnames of the credited authors, first author first. */
   surnames: string[];
@@ -111,11 +125,33 @@ function known(row: SourceBook): Known {
   return {
     row,
     title: parts.title,
+    subtitle: parts.subtitle,
     key: titleKey(parts.title),
     series: parts.series,
+    seriesKey: parts.series === null ? null : titleKey(parts.series),
     seriesNumber: parts.seriesNumber,
     surnames: row.authors.map(surnameOf),
   };
+}
+
+// A set of books sold or read apart, or a book about them: never the whole a series' name titles.
+const SOLD_APART = /\b(box(ed)?\s*sets?|boxset|gift\s+set|companion|guide|screenplay|coloring|page to screen|illustrated edition)\b/iu;
+// Several volumes in one book: a range of volumes, or such a word in its own title.
+const isWhole = (known: Known): boolean =>
+  !SOLD_APART.test(known.title) &&
+  (/[-–,]/u.test(known.seriesNumber ?? '') || /\b(omnibus|trilogy|quartet|complete)\b/iu.test(known.title));
+// A whole is a book of its own to readers, and its title means it, when it is read by at least one in
+// READ_AS_ONE of its series' most-read volume's readers.
+const READ_AS_ONE = 8;
+
+/** The numbered single volumes of each series, by titleKey of its name. */
+function volumesBySeries(books: readonly Known[]): Map<string, Known[]> {
+  const volumes = new Map<string, Known[]>();
+  for (const book of books) {
+    if (book.seriesKey === null || book.seriesNumber === null || !isOneBook(book)) continue;
+    volumes.set(book.seriesKey, [...(volumes.get(book.seriesKey) ?? []), book]);
+  }
+  return volumes;
 }
 
 /** The most-read of the books that fit, or null. */
@@ -139,19 +175,20 @@ function shuffled<T>(items: readonly T[]): T[] {
   return copy;
 }
 
-/** Up to `count` distinct queries of one kind: each a sampled book's query and the book it means. */
+/** Up to `count` distinct queries of one kind: each a sampled book's query and the book it means, among `among`. */
 function queriesOf(
   kind: Kind,
   books: readonly Known[],
   count: number,
   make: (book: Known) => { q: string; fits: (other: Known) => boolean; alsoRight?: (other: Known) => boolean } | null,
+  among: readonly Known[] = books,
 ): Query[] {
   const byQuery = new Map<string, Query>();
   for (const book of shuffled(books)) {
     if (byQuery.size >= count) break;
     const made = make(book);
     if (made === null || byQuery.has(foldText(made.q))) continue;
-    const fitting = books.filter(made.fits);
+    const fitting = among.filter(made.fits);
     const expected = mostRead(fitting);
     const alsoRight = made.alsoRight === undefined ? null : mostRead(fitting.filter(made.alsoRight));
     if (expected !== null) byQuery.set(foldText(made.q), { kind, q: made.q, expected, alsoRight });
@@ -163,6 +200,24 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
   const books = rows.map(known).filter((book) => book.key !== '' && book.row.authors.length > 0);
   const single = books.filter(isOneBook);
   const titledNames = new Set(books.map((book) => authorKey(book.title)));
+  const volumes = volumesBySeries(books);
+  // Wholes titled as their series, no subtitle: "The Lord of the Rings (The Lord of the Rings, #1-3)", "The New York Trilogy".
+  const wholes = books.filter((book) => book.subtitle === null && isWhole(book) && volumes.has(book.key));
+  const readAsOne = (whole: Known): boolean => whole.row.readers * READ_AS_ONE >= (mostRead(volumes.get(whole.key)!)?.row.readers ?? 0);
+  const namesWholeReadAsOne = new Set(wholes.filter(readAsOne).map((whole) => whole.key));
+  // Series that also exist as a set: a book of them that is not one volume (a whole, a boxset, a companion), under
+  // their series or titled with their name.
+  const gathered = new Set(
+    books
+      .filter((book) => !isOneBook(book))
+      .flatMap((book) => [book.seriesKey, ...[...volumes.keys()].filter((key) => book.key === key || book.key.startsWith(`${key} `))])
+      .filter((key) => key !== null && volumes.has(key)),
+  );
+  const seriesQuery = (book: Known) => ({
+    q: book.series!,
+    fits: (other: Known) => other.seriesKey === book.seriesKey && other.seriesNumber !== null && isOneBook(other),
+    alsoRight: (other: Known) => Number(other.seriesNumber) === 1,
+  });
   const titleWords = (book: Known) =>
     titleKey(contentWords(book.title))
       .split(' ')
@@ -182,6 +237,8 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
     }),
     ...queriesOf('series', single, perKind, (book) => {
       if (book.series === null || book.seriesNumber === null) return null;
+      // The name of a whole read as one means the whole: set_whole asks it.
+      if (namesWholeReadAsOne.has(book.seriesKey!)) return null;
       const series = foldText(book.series);
       return {
         q: book.series,
@@ -220,6 +277,28 @@ function generate(rows: readonly SourceBook[], perKind: number): Query[] {
       if (!titledNames.has(first)) return null;
       return { q: name, fits: (other) => authorKey(other.row.authors[0]!) === first };
     }),
+    // Last, so that the kinds above draw their queries as before (the series kind less the names of wholes read as one).
+    ...queriesOf(
+      'set_whole',
+      wholes,
+      perKind,
+      (whole) =>
+        readAsOne(whole)
+          ? { q: whole.title, fits: (other) => other.key === whole.key && other.subtitle === null && isWhole(other) }
+          : { ...seriesQuery(mostRead(volumes.get(whole.key)!)!), q: whole.title },
+      books,
+    ),
+    ...queriesOf('set_volume', single, perKind, (book) =>
+      // A title that is also a series' name ("Vampire Academy", #1) means what set_series means.
+      book.seriesKey !== null && book.seriesNumber !== null && gathered.has(book.seriesKey) && !volumes.has(book.key)
+        ? { q: book.title, fits: (other) => other.key === book.key && isOneBook(other) }
+        : null,
+    ),
+    ...queriesOf('set_series', single, perKind, (book) =>
+      book.seriesKey !== null && book.seriesNumber !== null && gathered.has(book.seriesKey) && !namesWholeReadAsOne.has(book.seriesKey)
+        ? seriesQuery(book)
+        : null,
+    ),
   ];
 }
 

@@ -11,7 +11,8 @@ import { ADMIN_URL, benchDatabase } from '../../lib/bench.js';
 /**
  * A named scratch catalogue for the quality evaluations (scripts/eval/*.ts): its own PostgreSQL
  * database and index prefix, loaded and indexed once, then reused by later runs unless `fresh`
- * (loading and indexing take minutes; the queries take seconds).
+ * (loading and indexing take minutes; the queries take seconds). EVAL_WORLD_SUFFIX, when set, is
+ * added to the name, so that two checkouts on one machine keep their catalogues apart.
  */
 export interface EvalWorld {
   config: Config;
@@ -33,7 +34,9 @@ async function isLoaded(config: Config, name: string): Promise<boolean> {
   }
 }
 
-export async function openEvalWorld(name: string, fresh: boolean, load: (db: Pool) => Promise<void>): Promise<EvalWorld> {
+export async function openEvalWorld(base: string, fresh: boolean, load: (db: Pool) => Promise<void>): Promise<EvalWorld> {
+  const name = `${base}${process.env.EVAL_WORLD_SUFFIX ?? ''}`;
+  if (!/^[a-z0-9_]+$/u.test(name)) throw new Error(`an evaluation catalogue is named in lower case, digits and _: "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn');

@@ -198,6 +198,12 @@ function bookTextMatch(text: string, mode: SearchSpelling, enough: Enough): esty
  * Dark Tower" brings The Gunslinger before the seventh volume, The Dark Tower). The gain is worth
  * about a fivefold popularity: a book titled like the query and read ten times more still comes
  * first ("Scarlet": Marissa Meyer's before A.C. Gaughen's Scarlet, #1 of Scarlet).
+ * A whole titled as the query, several volumes in one book ("The Lord of the Rings", #1-3, beside The
+ * Fellowship of the Ring, whose series the query names), is the book the query names: it gains
+ * `namedWhole` instead of `seriesVolume`, about a sevenfold popularity more, and does not rank as a
+ * gathering (see kindFactor). So it comes first when readers read it as a book of its own, and a series'
+ * most-read volume when that is read far more than an omnibus of it (A Song of Ice and Fire's, by one
+ * in fifty of A Game of Thrones' readers).
  */
 export const FIT = {
   name: 11,
@@ -209,6 +215,7 @@ export const FIT = {
   allWords: 4,
   seriesWords: 3,
   seriesVolume: 0.5,
+  namedWhole: 1.1,
   matched: 1,
   partial: 0.01,
 } as const;
@@ -295,8 +302,23 @@ function bookFit(text: string, mode: SearchSpelling, enough: Enough): estypes.Qu
   };
 }
 
+/**
+ * An omnibus whose whole title is the text, without a subtitle: the whole the text names. A subtitle
+ * says which gathering it is ("The Hitchhiker's Guide to the Galaxy: A Trilogy in Four Parts", "Bone:
+ * The Complete Edition"), and the text then names the volume titled so, or the series.
+ */
+const namedWhole = (text: string): estypes.QueryDslQueryContainer => ({
+  bool: {
+    filter: [{ term: { [BOOK.kind.path]: 'omnibus' } }, { terms: { [BOOK.title.key]: readings(text) } }],
+    must_not: { exists: { field: BOOK.subtitle.path } },
+  },
+});
+
+/** A volume of the series the text names gains FIT.seriesVolume; the whole it names, FIT.namedWhole. */
 const seriesVolume = (text: string): estypes.QueryDslQueryContainer => ({
-  constant_score: { filter: { terms: { [BOOK.series.key]: readings(text) } }, boost: FIT.seriesVolume },
+  dis_max: {
+    queries: [tier(FIT.seriesVolume, { terms: { [BOOK.series.key]: readings(text) } }), tier(FIT.namedWhole, namedWhole(text))],
+  },
 });
 
 const isbnClause = (isbn13s: string[]): estypes.QueryDslQueryContainer => ({
@@ -312,9 +334,15 @@ const popularityFactor = (field: string, weight: number): estypes.QueryDslFuncti
 /** Works that gather or accompany books (see domain/titles.ts workKind): they rank below the books themselves. */
 export const GATHERING_KINDS = ['boxset', 'omnibus', 'companion'];
 const KIND_FACTOR = 0.5;
-const kindFactor: estypes.QueryDslFunctionScoreContainer[] = [
+/** Gatherings lose KIND_FACTOR, but for the whole the text names (see namedWhole). */
+const kindFactor = (text: string): estypes.QueryDslFunctionScoreContainer[] => [
   { weight: 1 },
-  { filter: { terms: { [BOOK.kind.path]: GATHERING_KINDS } }, weight: KIND_FACTOR },
+  {
+    filter: {
+      bool: { filter: { terms: { [BOOK.kind.path]: GATHERING_KINDS } }, ...(text !== '' && { must_not: namedWhole(text) }) },
+    },
+    weight: KIND_FACTOR,
+  },
 ];
 
 /**
@@ -484,7 +512,7 @@ export async function searchBooks(elastic: Elastic, index: string, search: BookS
         {
           window_size: window,
           query: {
-            rescore_query: { function_score: { functions: kindFactor, score_mode: 'multiply', boost_mode: 'replace' } },
+            rescore_query: { function_score: { functions: kindFactor(search.text), score_mode: 'multiply', boost_mode: 'replace' } },
             score_mode: 'multiply',
           },
         },
