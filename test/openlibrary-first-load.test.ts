@@ -294,6 +294,9 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
       // A step is reported when it ends, and a loaded machine may read the line late: any kill may land
       // after the commit, never in a half-built catalogue.
       t.not(ending, 'neither', step);
+      // A kill that landed after the commit leaves a catalogue that the next run re-imports instead of
+      // loading it first: the steps after it are left to another run.
+      if (ending !== 'as it was') break;
     }
     t.log(endings.join('; '));
     const rerun = await runCli(killed.env, args);
