@@ -1,11 +1,24 @@
 import test from 'ava';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
+import { GOODBOOKS_HEADER, csvFile, importFile } from './helpers/catalogue.js';
 
 let search: SearchWorld;
 
+// Authors whose surnames start alike, most read first; the first one's given name starts so too.
+const QUAY_AUTHORS = ['Quay Quaylord', 'Ann Quaybeck', 'Bo Quaymont', 'Cy Quaystrom', 'Di Quayfield', 'Ed Quaywell'];
+
 test.before(async () => {
-  search = await openSearchWorld();
+  search = await openSearchWorld(async (world) => {
+    const rows = QUAY_AUTHORS.map((author, at) => {
+      const id = 90_100 + at;
+      const ratings = 6000 - at * 1000;
+      return `${id},${id},${id},${id},1,,,"${author}",2001.0,"Morrow Lanterns ${at + 1}","Morrow Lanterns ${at + 1}",eng,4.0,${ratings},${ratings},1,1,1,1,1,1,,`;
+    });
+    // A little read title starting so: it ranks below all of them.
+    const title = `90199,90199,90199,90199,1,,,"Lu Morrow",2001.0,"Quayside Morning","Quayside Morning",eng,4.0,10,10,1,1,1,1,1,1,,`;
+    await importFile(world, 'goodbooks', await csvFile([GOODBOOKS_HEADER, ...rows, title]));
+  });
 });
 test.after.always(async () => {
   await search?.close();
@@ -43,6 +56,13 @@ test('a work is suggested from its whole title, from its first letters, without 
   t.is(first!.text, 'Catching Fire (Suzanne Collins)');
 });
 
+test('a title with an ampersand is suggested first, typed with it, with "and", whole or in part', async (t) => {
+  for (const q of ['Eleanor & Park', 'eleanor and park', 'eleanor & pa']) {
+    const [first] = await suggest(q);
+    t.like(first, { type: 'work', title: 'Eleanor & Park', author: { name: 'Rainbow Rowell' } }, q);
+  }
+});
+
 test('one typo is tolerated from the fourth letter of a word, and a single letter suggests', async (t) => {
   t.true(labels(await suggest('mockingjya')).includes('Mockingjay'));
   t.true(labels(await suggest('catchin fire')).includes('Catching Fire'));
@@ -58,6 +78,14 @@ test('authors are suggested from the first letters of their surname, with their 
   t.regex(rowling!.id!, /^au_/);
   t.true(rowling!.work_count! > 0);
   t.true(results.indexOf(rowling!) < 5);
+});
+
+test('an author whose name and surname both start as typed takes one place, and the next most read authors fill the others', async (t) => {
+  const results = await suggest('quay');
+  t.deepEqual(
+    results.map((found) => `${found.type} ${found.name}`),
+    QUAY_AUTHORS.slice(0, 5).map((name) => `author ${name}`),
+  );
 });
 
 test('a series is suggested with its first author and number of volumes', async (t) => {
