@@ -2,6 +2,13 @@ import test from 'ava';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
 import { GOODBOOKS_HEADER, csvFile, importFile } from './helpers/catalogue.js';
+import { authorKey } from '../src/domain/names.js';
+import { titleKey } from '../src/domain/titles.js';
+import { ApiError } from '../src/errors.js';
+import { createElastic } from '../src/stores/elasticsearch/client.js';
+import { indexDefinition } from '../src/stores/elasticsearch/indexDeclaration.js';
+import { INDEX_KINDS, INDICES } from '../src/stores/elasticsearch/indices.js';
+import { suggest as suggestFrom } from '../src/stores/elasticsearch/suggestions.js';
 
 let search: SearchWorld;
 
@@ -100,6 +107,27 @@ test('one suggestion per work, at most limit, default 5', async (t) => {
   t.is(new Set(works).size, works.length);
   t.true(results.length <= 10 && results.length > 5);
   t.is((await suggest('harry potter')).length, 5);
+});
+
+test('indices built before the type-ahead fields answer 503 unavailable, naming a missing field', async (t) => {
+  const es = createElastic(search.world.config.elasticsearchUrl);
+  const indices = { books: `${search.world.config.indexPrefix}old-books`, authors: `${search.world.config.indexPrefix}old-authors` };
+  try {
+    for (const kind of INDEX_KINDS) {
+      const { settings, mappings } = indexDefinition(INDICES[kind]);
+      const properties = mappings.properties as Record<string, unknown>;
+      for (const field of ['title_start', 'series_start', 'name_start']) delete properties[field];
+      await es.indices.create({ index: indices[kind], settings, mappings });
+    }
+    const query = { key: 'hunger', nameKey: 'hunger', limit: 5 };
+    const error = await t.throwsAsync(suggestFrom(es, indices, query, titleKey, authorKey));
+    t.true(error instanceof ApiError, String(error));
+    t.like(error, { status: 503, code: 'unavailable' });
+    t.regex(error.message, /lacks (title|series|name)_start/);
+  } finally {
+    await es.indices.delete({ index: Object.values(indices) }).catch(() => undefined);
+    await es.close();
+  }
 });
 
 test('suggest without q, or with a limit out of range, is a 400 naming it', async (t) => {

@@ -2,6 +2,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { AUTHOR } from './authorsIndex.js';
 import { BOOK } from './booksIndex.js';
 import type { Elastic, IndexAliases } from './client.js';
+import { unavailable } from '../../errors.js';
 
 /**
  * Type-ahead suggestions from the search indices: works (one per work), series and authors whose
@@ -176,12 +177,18 @@ const authorOf = (id: string, author: AuthorSource, fits: Fits): Candidate => ({
 });
 
 type Answer = estypes.MsearchMultiSearchItem<unknown>;
+const LACKS_FIELD_RETRY_S = 60;
 
 /** Searches of one _msearch, each to its index; their answers in the same order. */
 async function searched(elastic: Elastic, searches: [index: string, body: estypes.MsearchMultisearchBody][]): Promise<Answer[]> {
   const response = await elastic.msearch({ searches: searches.flatMap(([index, body]) => [{ index }, body]) });
   return response.responses.map((answer) => {
-    if ('error' in answer) throw new Error(`suggest search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    if ('error' in answer) {
+      const field = /no mapping found for field \[(\w+_start)\]/.exec(JSON.stringify(answer.error))?.[1];
+      // An index built before the type-ahead's fields: away for suggestions until `reindex all` builds them.
+      if (field) throw unavailable('Elasticsearch', LACKS_FIELD_RETRY_S, `the index lacks ${field}, which reindex builds`);
+      throw new Error(`suggest search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    }
     return answer;
   });
 }
