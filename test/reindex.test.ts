@@ -63,8 +63,13 @@ test.serial('reindex builds versioned indices behind the aliases with every live
     'updated_seq',
     'subject_keys',
     'subject_facet',
+    'title_start',
+    'series_start',
   ]);
   t.is(hunger.title, 'The Hunger Games');
+  // Type-ahead's inputs: the title's and series' keys, weighed by the work's readers.
+  t.deepEqual(hunger.title_start, { input: ['hunger games'], weight: hunger.work_readers });
+  t.deepEqual(hunger.series_start, { input: ['hunger games'], weight: hunger.work_readers });
   t.deepEqual(hunger.author_names, ['Suzanne Collins']);
   t.is(hunger.popularity, 4780653);
   t.is(hunger.updated_seq, results[0]!.snapshotSeq);

@@ -1,11 +1,31 @@
 import test from 'ava';
 import { openSearchWorld, type SearchWorld } from './helpers/search.js';
 import { assertBadRequest } from './helpers/assertions.js';
+import { GOODBOOKS_HEADER, csvFile, importFile } from './helpers/catalogue.js';
+import { authorKey } from '../src/domain/names.js';
+import { titleKey } from '../src/domain/titles.js';
+import { ApiError } from '../src/errors.js';
+import { createElastic } from '../src/stores/elasticsearch/client.js';
+import { indexDefinition } from '../src/stores/elasticsearch/indexDeclaration.js';
+import { INDEX_KINDS, INDICES } from '../src/stores/elasticsearch/indices.js';
+import { suggest as suggestFrom } from '../src/stores/elasticsearch/suggestions.js';
 
 let search: SearchWorld;
 
+// Authors whose surnames start alike, most read first; the first one's given name starts so too.
+const QUAY_AUTHORS = ['Quay Quaylord', 'Ann Quaybeck', 'Bo Quaymont', 'Cy Quaystrom', 'Di Quayfield', 'Ed Quaywell'];
+
 test.before(async () => {
-  search = await openSearchWorld();
+  search = await openSearchWorld(async (world) => {
+    const rows = QUAY_AUTHORS.map((author, at) => {
+      const id = 90_100 + at;
+      const ratings = 6000 - at * 1000;
+      return `${id},${id},${id},${id},1,,,"${author}",2001.0,"Morrow Lanterns ${at + 1}","Morrow Lanterns ${at + 1}",eng,4.0,${ratings},${ratings},1,1,1,1,1,1,,`;
+    });
+    // A little read title starting so: it ranks below all of them.
+    const title = `90199,90199,90199,90199,1,,,"Lu Morrow",2001.0,"Quayside Morning","Quayside Morning",eng,4.0,10,10,1,1,1,1,1,1,,`;
+    await importFile(world, 'goodbooks', await csvFile([GOODBOOKS_HEADER, ...rows, title]));
+  });
 });
 test.after.always(async () => {
   await search?.close();
@@ -43,6 +63,13 @@ test('a work is suggested from its whole title, from its first letters, without 
   t.is(first!.text, 'Catching Fire (Suzanne Collins)');
 });
 
+test('a title with an ampersand is suggested first, typed with it, with "and", whole or in part', async (t) => {
+  for (const q of ['Eleanor & Park', 'eleanor and park', 'eleanor & pa']) {
+    const [first] = await suggest(q);
+    t.like(first, { type: 'work', title: 'Eleanor & Park', author: { name: 'Rainbow Rowell' } }, q);
+  }
+});
+
 test('one typo is tolerated from the fourth letter of a word, and a single letter suggests', async (t) => {
   t.true(labels(await suggest('mockingjya')).includes('Mockingjay'));
   t.true(labels(await suggest('catchin fire')).includes('Catching Fire'));
@@ -60,6 +87,14 @@ test('authors are suggested from the first letters of their surname, with their 
   t.true(results.indexOf(rowling!) < 5);
 });
 
+test('an author whose name and surname both start as typed takes one place, and the next most read authors fill the others', async (t) => {
+  const results = await suggest('quay');
+  t.deepEqual(
+    results.map((found) => `${found.type} ${found.name}`),
+    QUAY_AUTHORS.slice(0, 5).map((name) => `author ${name}`),
+  );
+});
+
 test('a series is suggested with its first author and number of volumes', async (t) => {
   const series = (await suggest('hunger gam', '&limit=10')).find((found) => found.type === 'series');
   t.like(series, { type: 'series', name: 'The Hunger Games', author: { name: 'Suzanne Collins' } });
@@ -72,6 +107,27 @@ test('one suggestion per work, at most limit, default 5', async (t) => {
   t.is(new Set(works).size, works.length);
   t.true(results.length <= 10 && results.length > 5);
   t.is((await suggest('harry potter')).length, 5);
+});
+
+test('indices built before the type-ahead fields answer 503 unavailable, naming a missing field', async (t) => {
+  const es = createElastic(search.world.config.elasticsearchUrl);
+  const indices = { books: `${search.world.config.indexPrefix}old-books`, authors: `${search.world.config.indexPrefix}old-authors` };
+  try {
+    for (const kind of INDEX_KINDS) {
+      const { settings, mappings } = indexDefinition(INDICES[kind]);
+      const properties = mappings.properties as Record<string, unknown>;
+      for (const field of ['title_start', 'series_start', 'name_start']) delete properties[field];
+      await es.indices.create({ index: indices[kind], settings, mappings });
+    }
+    const query = { key: 'hunger', nameKey: 'hunger', limit: 5 };
+    const error = await t.throwsAsync(suggestFrom(es, indices, query, titleKey, authorKey));
+    t.true(error instanceof ApiError, String(error));
+    t.like(error, { status: 503, code: 'unavailable' });
+    t.regex(error.message, /lacks (title|series|name)_start/);
+  } finally {
+    await es.indices.delete({ index: Object.values(indices) }).catch(() => undefined);
+    await es.close();
+  }
 });
 
 test('suggest without q, or with a limit out of range, is a 400 naming it', async (t) => {

@@ -9,6 +9,7 @@ import { lastSeq, readChanges, recordChanges } from '../src/stores/postgres/chan
 import { mergeEntities } from '../src/stores/postgres/merges.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
 import { SYNC_CHECKPOINT, applyChanges, follow, syncOnce } from '../loader/index/sync.js';
+import { BOOK } from '../src/stores/elasticsearch/booksIndex.js';
 import { allDocuments, assertIndexMatches, useIndexedWorld } from './helpers/indexing.js';
 import { runCli } from './helpers/processes.js';
 import { liveBookIds, retitle } from './helpers/catalogue.js';
@@ -88,6 +89,41 @@ test.serial("a retitled book leaves its authors' documents as they were; a book 
   });
   await syncOnce(deps);
   t.true((await authorDoc()).updated_seq > before.updated_seq, 'the author document was rebuilt');
+  await assertIndexMatches(t, deps);
+});
+
+test.serial('a work still offers a title to type-ahead after the edition that offered it is retitled', async (t) => {
+  await syncOnce(deps);
+  // Two editions of one work under one title: only the first (by id) offers it, once.
+  const [first, second] = (await liveBookIds(world.db, 2, 60)).sort();
+  await withTransaction(world.db, async (client) => {
+    await client.query(
+      "update books set work_id = (select work_id from books where id = $1), title = 'Quibbling Marmots' where id = any($2::text[])",
+      [first, [first, second]],
+    );
+    await recordChanges(
+      client,
+      [first!, second!].map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })),
+    );
+  });
+  await syncOnce(deps);
+  const { rows } = await world.db.query<{ work_id: string }>('select work_id from books where id = $1', [first]);
+  const offered = async () => {
+    await deps.es.indices.refresh({ index: deps.aliases.books });
+    const response = await deps.es.search<{ work_id: string }>({
+      index: deps.aliases.books,
+      size: 0,
+      _source: [BOOK.work_id.path],
+      suggest: { titles: { prefix: 'quibbling mar', completion: { field: BOOK.title_start.path, size: 10 } } },
+    });
+    const options = (response.suggest?.titles?.[0]?.options ?? []) as { _id: string; _source?: { work_id: string } }[];
+    return options.map((option) => option._source?.work_id);
+  };
+  t.deepEqual(await offered(), [rows[0]!.work_id]);
+
+  await retitle(world.db, [first!], () => 'Something Else Entirely');
+  await syncOnce(deps);
+  t.deepEqual(await offered(), [rows[0]!.work_id], 'the other edition offers the title now');
   await assertIndexMatches(t, deps);
 });
 

@@ -9,7 +9,7 @@ import { FACET_FIELDS } from '../../src/stores/elasticsearch/facets.js';
 import { matchCandidates } from '../../src/stores/elasticsearch/matchCandidates.js';
 import { searchAuthors, searchBooks } from '../../src/stores/elasticsearch/search.js';
 import { subjectWorks } from '../../src/stores/elasticsearch/subjects.js';
-import { authorsAsTyped, worksAndSeries, type SuggestQuery } from '../../src/stores/elasticsearch/suggestions.js';
+import { warmSuggestions, type SuggestQuery } from '../../src/stores/elasticsearch/suggestions.js';
 import type { IndexKind } from '../../src/stores/elasticsearch/indices.js';
 import { forceMerge } from '../stores/elasticsearch/indices.js';
 import type { Logger } from '../../src/log.js';
@@ -96,7 +96,7 @@ async function warmBooks(es: Elastic, index: string): Promise<WarmQueries> {
     await matchCandidates(es, index, [probe], 'exact', CANDIDATE_POOL);
     await matchCandidates(es, index, [probe], 'typos', CANDIDATE_POOL);
     kinds.match += 2;
-    await worksAndSeries(es, index, typedQuery(words), titleKey);
+    await warmSuggestions(es, 'books', index, typedQuery(words));
     kinds.suggest += 1;
   }
   for (const key of await commonSubjects(es, index)) {
@@ -124,7 +124,7 @@ async function warmAuthors(es: Elastic, index: string): Promise<WarmQueries> {
     if (!name) continue;
     await searchAuthors(es, index, authorSearch({ q: name }));
     kinds.search += 1;
-    await authorsAsTyped(es, index, typedQuery(name), authorKey);
+    await warmSuggestions(es, 'authors', index, typedQuery(name));
     kinds.suggest += 1;
   }
   return kinds;

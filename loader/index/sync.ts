@@ -112,12 +112,13 @@ async function indexedBookFacts(es: Elastic, booksIndex: string, bookIds: readon
       const response = await es.mget<BookFacts>({
         index: booksIndex,
         ids,
-        _source_includes: [BOOK.work_id.path, BOOK.popularity.path, BOOK.average_rating.path, BOOK.author_ids.path],
+        _source_includes: [BOOK.work_id.path, BOOK.title.path, BOOK.popularity.path, BOOK.average_rating.path, BOOK.author_ids.path],
       });
       for (const doc of response.docs) {
         if ('found' in doc && doc.found && doc._source)
           found.set(doc._id, {
             work_id: doc._source.work_id,
+            title: doc._source.title,
             popularity: doc._source.popularity,
             average_rating: doc._source.average_rating ?? null,
             author_ids: doc._source.author_ids ?? [],

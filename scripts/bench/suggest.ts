@@ -41,18 +41,22 @@ const config = { ...searchBenchConfig({ count, seed, database: values.database, 
 
 const surname = (name: string): string => name.split(' ').at(-1) ?? name;
 
-function typed(book: { title: string; author: string | null }): string {
-  const choices: (() => string)[] = [
-    () => book.title.slice(0, Math.max(1, Math.ceil(book.title.length * 0.6))),
-    () => book.title,
-    () => surname(book.author ?? book.title).slice(0, 3 + Math.floor(rng.next() * 3)),
-    () => book.title.slice(0, 1 + Math.floor(rng.next() * 3)),
+const KINDS = ['60 % of a title', 'whole title', 'surname 3-5', '1-3 letters'] as const;
+
+/** What a reader has typed of a book, and which of the kinds it is. */
+function typed(book: { title: string; author: string | null }): { q: string; kind: (typeof KINDS)[number] } {
+  const choices: [(typeof KINDS)[number], () => string][] = [
+    ['60 % of a title', () => book.title.slice(0, Math.max(1, Math.ceil(book.title.length * 0.6)))],
+    ['whole title', () => book.title],
+    ['surname 3-5', () => surname(book.author ?? book.title).slice(0, 3 + Math.floor(rng.next() * 3))],
+    ['1-3 letters', () => book.title.slice(0, 1 + Math.floor(rng.next() * 3))],
   ];
-  return rng.pick(choices)().trim() || book.title;
+  const [kind, typing] = rng.pick(choices);
+  return { q: typing().trim() || book.title, kind };
 }
 
 const summary = (label: string, latencies: number[]): string =>
-  `${label.padEnd(16)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms`;
+  `${label.padEnd(18)} n=${latencies.length}  p50 ${percentile(latencies, 50).toFixed(1)} ms  p95 ${percentile(latencies, 95).toFixed(1)} ms  p99 ${percentile(latencies, 99).toFixed(1)} ms  max ${Math.max(...latencies).toFixed(1)} ms`;
 
 async function main(): Promise<void> {
   if (!values.database)
@@ -68,8 +72,20 @@ async function main(): Promise<void> {
     const prefixes = books.map(typed);
     const { count: indexed } = await services.elastic.count({ index: services.indices.books });
     say(`${indexed} books indexed; warming up`);
-    await timedSequentially(prefixes.slice(0, 50).map((q) => () => suggestBooks(services, { q: `${q}x` })));
-    const suggest = await timedSequentially(prefixes.map((q) => () => suggestBooks(services, { q })));
+    await timedSequentially(
+      prefixes.slice(0, 50).map(
+        ({ q }) =>
+          () =>
+            suggestBooks(services, { q: `${q}x` }),
+      ),
+    );
+    const suggest = await timedSequentially(
+      prefixes.map(
+        ({ q }) =>
+          () =>
+            suggestBooks(services, { q }),
+      ),
+    );
     const searches = books.map((book) =>
       rng.next() < 0.5 ? book.title : `${book.title.split(' ')[0]} ${surname(book.author ?? '')}`.trim(),
     );
@@ -88,6 +104,13 @@ async function main(): Promise<void> {
         `${await indexState(services.elastic, services.indices.books)}; load ${await loadAverage()}`,
     );
     console.log(summary('suggest', suggest));
+    for (const kind of KINDS)
+      console.log(
+        summary(
+          `  ${kind}`,
+          suggest.filter((_, at) => prefixes[at]!.kind === kind),
+        ),
+      );
     console.log(summary('search', plain));
     console.log(summary('search+5 facets', faceted));
     console.log(`facets with a value: ${[...counted].map(([field, n]) => `${field} ${n}/${searches.length}`).join(', ')}`);

@@ -70,7 +70,8 @@ const BOOK_SELECT = (filter: string) => `
     cross join lateral (
       select sum(e.popularity) as popularity,
              sum(e.popularity) filter (where e.average_rating is not null) as ratings,
-             sum(e.popularity * e.average_rating) as rating_sum
+             sum(e.popularity * e.average_rating) as rating_sum,
+             bool_and(e.id >= b.id or lower(e.title) is distinct from lower(b.title)) as first_of_title
         from books e where e.work_id = b.work_id and e.merged_into is null and e.deleted_at is null
     ) ws
     left join lateral (
@@ -160,11 +161,13 @@ export async function* streamDocuments(
 /**
  * What other documents take from each book: an author's document its work, its popularity as its
  * document has it, and its credits (see AUTHOR_SELECT); the documents of its work's editions its
- * popularity and rating (work_readers, work_rating). A change to a book that leaves these as they
+ * popularity and rating (work_readers, work_rating) and its title (which edition offers a title to
+ * type-ahead, title_start). A change to a book that leaves these as they
  * were leaves those documents as they were.
  */
 export interface BookFacts {
   work_id: string;
+  title: string;
   popularity: number;
   average_rating: number | null;
   author_ids: string[];
@@ -174,13 +177,16 @@ export const sameAuthorFacts = (a: BookFacts, b: BookFacts): boolean =>
   a.work_id === b.work_id && Number(a.popularity) === Number(b.popularity) && a.author_ids.join(' ') === b.author_ids.join(' ');
 
 export const sameWorkFacts = (a: BookFacts, b: BookFacts): boolean =>
-  a.work_id === b.work_id && Number(a.popularity) === Number(b.popularity) && Number(a.average_rating) === Number(b.average_rating);
+  a.work_id === b.work_id &&
+  a.title === b.title &&
+  Number(a.popularity) === Number(b.popularity) &&
+  Number(a.average_rating) === Number(b.average_rating);
 
 /** Those facts of the live books among `ids`, as PostgreSQL has them now. */
 export async function bookFacts(db: Queryable, ids: readonly string[]): Promise<Map<string, BookFacts>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<BookFacts & { id: string }>(
-    `select b.id, b.work_id, b.popularity + coalesce(wp.popularity, 0) as popularity, b.average_rating::float8 as average_rating,
+    `select b.id, b.work_id, b.title, b.popularity + coalesce(wp.popularity, 0) as popularity, b.average_rating::float8 as average_rating,
             array(select ba.author_id from book_authors ba where ba.book_id = b.id order by ba.position) as author_ids
        from books b left join work_popularity wp on wp.work_id = b.work_id
       where b.id = any($1::text[]) and b.merged_into is null and b.deleted_at is null`,

@@ -76,3 +76,14 @@ export const personName = (copyTo?: string) =>
     ...(copyTo !== undefined && { copy_to: [copyTo] }),
     fields: { prefix: prefixed('person_name'), keyword: foldedKeyword(256) },
   }) as const;
+
+/**
+ * Type-ahead's "starts with": keys (titleKey, authorKey) written by the document's finishing code,
+ * kept whole (the keyword analyzer), each with a weight: a completion field, whose FST yields the
+ * heaviest inputs starting with a prefix without visiting every document that does. A longer key is
+ * cut: typed text longer than the cut finds its name by its words.
+ */
+export const typedStart: Mapping = { type: 'completion', analyzer: 'keyword', max_input_length: 60 };
+
+/** A completion input's weight: readers, as the 32-bit integer Elasticsearch keeps. */
+export const completionWeight = (readers: unknown): number => Math.min(2 ** 31 - 1, Math.max(0, Math.trunc(Number(readers) || 0)));

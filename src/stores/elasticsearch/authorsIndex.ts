@@ -1,5 +1,5 @@
 import { authorKey } from '../../domain/names.js';
-import { foldingNormalizer, indexSettings, personName, prefixed } from './analysis.js';
+import { completionWeight, foldingNormalizer, indexSettings, personName, prefixed, typedStart } from './analysis.js';
 import { declareIndex, fieldNames, finished } from './indexDeclaration.js';
 
 /**
@@ -39,6 +39,16 @@ export const AUTHORS_INDEX = declareIndex({
     work_count: { mapping: { type: 'integer' }, from: { sql: 'coalesce(s.work_count, 0)' } },
     /** Sum of the popularity of the author's live books, as their documents have it. */
     popularity: { mapping: { type: 'long' }, from: { sql: 'coalesce(s.popularity, 0)' } },
+    /** Type-ahead of names: name_key and its surname (its last word; readers type surnames), weighed by popularity. */
+    name_start: {
+      mapping: typedStart,
+      from: finished('json_build_array(a.name, coalesce(s.popularity, 0))', ([name, popularity]: [string, unknown]) => {
+        const key = authorKey(name);
+        const surname = key.split(' ').at(-1) ?? '';
+        const inputs = [...new Set([key, surname])].filter((input) => input !== '');
+        return inputs.length === 0 ? null : { input: inputs, weight: completionWeight(popularity) };
+      }),
+    },
     updated_seq: { mapping: { type: 'long' }, from: { sql: '$1::bigint' } },
   },
 });

@@ -1,12 +1,23 @@
 import { PRIOR_MEAN, PRIOR_RATINGS } from '../../domain/ratings.js';
 import { distinctSubjects } from '../../domain/subjects.js';
-import { foldedKeyword, foldingNormalizer, indexSettings, personName, prefixed, PERSON_NAME_ANALYZERS } from './analysis.js';
+import { titleKey as keyOfTitle } from '../../domain/titles.js';
+import {
+  completionWeight,
+  foldedKeyword,
+  foldingNormalizer,
+  indexSettings,
+  personName,
+  prefixed,
+  PERSON_NAME_ANALYZERS,
+  typedStart,
+} from './analysis.js';
 import { declareIndex, fieldNames, finished, type Mapping } from './indexDeclaration.js';
 
 /**
  * The books index: one document per live edition (neither merged nor deleted). Sources read `b`,
  * the book's row; `w`, its work; `wp`, its work's popularity from readers and editions
- * (work_popularity, may be null); `ws`, the popularity and ratings of all its work's live editions;
+ * (work_popularity, may be null); `ws`, the popularity and ratings of all its work's live editions
+ * and whether the book is the first of them (by id) with its title (case aside);
  * `a`, its credits in order (authors, ids, names, facet); `l`, the live books its readers also
  * liked (ids).
  */
@@ -17,6 +28,8 @@ const dampedRating = (count: string, sum: string) =>
 
 // The edition's subjects, else its work's: Open Library keeps most subjects on works.
 const SUBJECTS = "coalesce(b.subjects, w.subjects, '{}')";
+// The popularity of all the work's live editions, and its popularity from readers and editions.
+const WORK_READERS = 'ws.popularity + coalesce(wp.popularity, 0)';
 // Between a key and what is shown for it in the *_facet fields (see facets.ts).
 export const FACET_SEPARATOR = '\u001f';
 
@@ -80,9 +93,12 @@ export const BOOKS_INDEX = declareIndex({
       from: { sql: 'b.series' },
     },
     series_number: { mapping: { type: 'keyword' }, from: { sql: 'b.series_number' } },
-    /** Each credit as {id, name}, in order: what a hit shows without reading PostgreSQL (suggestions). */
+    /**
+     * Each credit as {id, name}, in order: what a hit shows without reading PostgreSQL (suggestions,
+     * recommendations). Only shown, never searched (author_ids and author_names are): not indexed.
+     */
     authors: {
-      mapping: { type: 'object', properties: { id: { type: 'keyword' }, name: personName() } },
+      mapping: { type: 'object', enabled: false },
       from: { sql: "coalesce(a.authors, '[]'::json)" },
     },
     author_ids: { mapping: { type: 'keyword' }, from: { sql: "coalesce(a.ids, '[]'::json)" } },
@@ -124,9 +140,31 @@ export const BOOKS_INDEX = declareIndex({
     /** What a work sorts by when search shows one result per work: the year it was first published (the edition's year when unknown), */
     work_year: { mapping: { type: 'integer' }, from: { sql: 'coalesce(w.original_year, b.year)' } },
     /** the popularity of all its live editions together, */
-    work_readers: { mapping: { type: 'long' }, from: { sql: 'ws.popularity + coalesce(wp.popularity, 0)' } },
+    work_readers: { mapping: { type: 'long' }, from: { sql: WORK_READERS } },
     /** and the damped average of all their ratings. */
     work_rating: { mapping: { type: 'float' }, from: { sql: dampedRating('ws.ratings', 'ws.rating_sum') } },
+    /**
+     * Type-ahead of titles: titleKey(title), weighed by the work's readers, given by one edition of
+     * each title of a work (the first by id), so that the inputs starting as typed are of as many works.
+     */
+    title_start: {
+      mapping: typedStart,
+      from: finished(
+        `json_build_array(b.title, ws.first_of_title, ${WORK_READERS})`,
+        ([title, first, readers]: [string, boolean, unknown]) => {
+          const key = first ? keyOfTitle(title) : '';
+          return key === '' ? null : { input: [key], weight: completionWeight(readers) };
+        },
+      ),
+    },
+    /** Type-ahead of series: titleKey(series), weighed by the work's readers (a series' input is its most read work's). */
+    series_start: {
+      mapping: typedStart,
+      from: finished(`json_build_array(b.series, ${WORK_READERS})`, ([series, readers]: [string | null, unknown]) => {
+        const key = series === null ? '' : keyOfTitle(series);
+        return key === '' ? null : { input: [key], weight: completionWeight(readers) };
+      }),
+    },
     /** Ids of live books "readers of this book also liked", best first; never an edition of the same work. */
     also_liked: { mapping: { type: 'keyword' }, from: { sql: "coalesce(l.ids, '[]'::json)" } },
     /** The change-sequence number the document is versioned with (see loader/index/sync.ts). */

@@ -12,7 +12,7 @@
 
 /** A field's mapping, as Elasticsearch takes it (the subset the indices use). */
 export interface Mapping {
-  readonly type: 'text' | 'keyword' | 'integer' | 'long' | 'float' | 'object';
+  readonly type: 'text' | 'keyword' | 'integer' | 'long' | 'float' | 'object' | 'completion';
   readonly analyzer?: string;
   readonly search_analyzer?: string;
   readonly normalizer?: string;
@@ -20,6 +20,10 @@ export interface Mapping {
   readonly ignore_above?: number;
   readonly index?: boolean;
   readonly doc_values?: boolean;
+  /** Objects: false keeps the value in _source only, indexing nothing of it. */
+  readonly enabled?: boolean;
+  /** Completion fields: the longest input kept (longer ones are cut). */
+  readonly max_input_length?: number;
   /** Subfields: the same value analysed another way, named `<field>.<subfield>`. */
   readonly fields?: Readonly<Record<string, Mapping>>;
   readonly properties?: Readonly<Record<string, Mapping>>;

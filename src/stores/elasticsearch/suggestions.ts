@@ -2,6 +2,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { AUTHOR } from './authorsIndex.js';
 import { BOOK } from './booksIndex.js';
 import type { Elastic, IndexAliases } from './client.js';
+import { unavailable } from '../../errors.js';
 
 /**
  * Type-ahead suggestions from the search indices: works (one per work), series and authors whose
@@ -10,6 +11,14 @@ import type { Elastic, IndexAliases } from './client.js';
  * Each candidate's score is its fit tier plus log10(1 + readers), the same for every kind, so the
  * kinds merge into one ranking: typed text that is the whole name first, then a name starting with
  * it, then any name holding its words; among equals the most read.
+ *
+ * Since a tier outranks every candidate of the tiers below whatever their readers, the tiers are
+ * asked for in turn, each its most read candidates only: first, in one request to both indices,
+ * names that are the typed text (a term) and names that start with it (the completion fields,
+ * whose FST yields the most read inputs with a prefix without visiting every document that has
+ * it, as filtering and sorting did: a short prefix matches a large share of the catalogue); then,
+ * only when those leave places free, names holding the typed words (filters sorted by readers);
+ * last, only for the series shown, their volumes.
  */
 
 export interface SuggestQuery {
@@ -31,6 +40,8 @@ export type Suggestion =
   | { type: 'series'; score: number; name: string; author: Credit | null; volumes: number };
 
 export const FIT_TIER = { whole: 100, start: 10, words: 1 } as const;
+// A title that is the typed text also starts with it, as the tiers always counted.
+const WHOLE_TITLE = FIT_TIER.whole + FIT_TIER.start - FIT_TIER.words;
 
 // From the fourth letter of a word, one typo; the first letter must be right (it keeps the query fast).
 const TYPO = { fuzziness: 'AUTO:4,100', prefix_length: 1 } as const;
@@ -41,33 +52,7 @@ function typedWords(key: string, field: string, prefixField: string): estypes.Qu
   const last = words.pop() ?? '';
   const lastClause: estypes.QueryDslQueryContainer =
     last.length === 1 ? { prefix: { [field]: { value: last } } } : { match: { [prefixField]: { query: last, ...TYPO } } };
-  return {
-    constant_score: {
-      filter: { bool: { must: [...words.map((word) => ({ match: { [field]: { query: word, ...TYPO } } })), lastClause] } },
-      boost: FIT_TIER.words,
-    },
-  };
-}
-
-/** Fit tiers over `keyField` plus log10(1 + readers) from `readersField`. */
-function ranked(
-  words: estypes.QueryDslQueryContainer,
-  keyField: string,
-  key: string,
-  readersField: string,
-): estypes.QueryDslQueryContainer {
-  return {
-    function_score: {
-      query: {
-        bool: {
-          must: [words],
-          should: [{ constant_score: { filter: { term: { [keyField]: key } }, boost: FIT_TIER.whole - FIT_TIER.words } }],
-        },
-      },
-      functions: [{ field_value_factor: { field: readersField, modifier: 'log1p', missing: 0 } }],
-      boost_mode: 'sum',
-    },
-  };
+  return { bool: { filter: [...words.map((word) => ({ match: { [field]: { query: word, ...TYPO } } })), lastClause] } };
 }
 
 interface BookSource {
@@ -77,188 +62,244 @@ interface BookSource {
   work_year: number | null;
   cover_url: string | null;
   series: string | null;
+  work_readers: number | null;
 }
 
-const fitOf = (name: string, key: string, fold: (text: string) => string): number => {
-  const folded = fold(name);
-  return folded === key ? FIT_TIER.whole : folded.startsWith(key) ? FIT_TIER.start : FIT_TIER.words;
-};
+interface AuthorSource {
+  name: string;
+  work_count: number;
+  popularity: number;
+}
+
+const BOOK_SHOWN = [
+  BOOK.work_id.path,
+  BOOK.title.path,
+  BOOK.authors.path,
+  BOOK.work_year.path,
+  BOOK.cover_url.path,
+  BOOK.series.path,
+  BOOK.work_readers.path,
+];
+const AUTHOR_SHOWN = [AUTHOR.name.path, AUTHOR.work_count.path, AUTHOR.popularity.path];
 
 /** Every suggestion's score, whatever its kind: how it fits as typed, then how many read it. */
 const score = (tier: number, readers: number): number => tier + Math.log10(1 + Math.max(0, readers));
 
 /**
- * Most read first and no score: Lucene then skips the documents that cannot enter the top (a short
- * prefix matches a large share of the catalogue, and scoring or aggregating every match took a second
- * at 1 M books). Missing readers sort last, which keeps the skipping.
+ * Most read first and no score: Lucene then skips the documents that cannot enter the top. Missing
+ * readers sort last, which keeps the skipping.
  */
 const BY_READERS: estypes.SortCombinations[] = [{ [BOOK.work_readers.path]: { order: 'desc' } }];
-const readersOf = (sort: estypes.SortResults | undefined): number => {
-  const value = Number(sort?.[0] ?? 0);
-  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+const BY_POPULARITY: estypes.SortCombinations[] = [{ [AUTHOR.popularity.path]: { order: 'desc' } }];
+const readersOf = (value: unknown): number => {
+  const readers = Number(value ?? 0);
+  return Number.isFinite(readers) && readers > 0 ? readers : 0;
 };
 
-/**
- * Works by fit tier: a title that is the typed text (it also starts with it, as the tiers always
- * counted), one that starts with it, one holding its words. Each tier's most read `limit` works;
- * since a score is its tier plus log10(1 + readers), the best `limit` of all are among them.
- */
-const WORK_TIERS = [
-  { tier: FIT_TIER.whole + FIT_TIER.start - FIT_TIER.words, clause: (key: string) => ({ term: { [BOOK.title.key]: key } }) },
-  { tier: FIT_TIER.start, clause: (key: string) => ({ prefix: { [BOOK.title.key]: { value: key } } }) },
-  { tier: FIT_TIER.words, clause: null },
-] as const;
+// Editions of a work under other titles are other inputs: asking for more lets `limit` works remain.
+const EDITION_TITLES = 3;
 
-/** Works and series as typed, from the books index (two requests: candidates, then the series' counts). */
-export async function worksAndSeries(
-  elastic: Elastic,
-  index: string,
-  query: SuggestQuery,
-  fold: (text: string) => string,
-): Promise<Suggestion[]> {
-  const titleWords = typedWords(query.key, BOOK.title.path, BOOK.title.prefix);
-  const seriesWords = typedWords(query.key, BOOK.series.path, BOOK.series.prefix);
-  const works: estypes.MsearchMultisearchBody[] = WORK_TIERS.map(({ clause }) => ({
-    size: query.limit,
-    _source: [BOOK.work_id.path, BOOK.title.path, BOOK.authors.path, BOOK.work_year.path, BOOK.cover_url.path],
-    track_total_hits: false,
-    query: { bool: { filter: [titleWords, ...(clause ? [clause(query.key)] : [])] } },
-    sort: BY_READERS,
-    collapse: { field: BOOK.work_id.path },
-  }));
-  // The most read `limit` series: each series' most read book, as the series' readers.
-  const seriesCandidates: estypes.MsearchMultisearchBody = {
-    size: query.limit,
-    _source: false,
-    track_total_hits: false,
-    query: { bool: { filter: [seriesWords] } },
-    sort: BY_READERS,
-    collapse: { field: BOOK.series.keyword },
-  };
-  const response = await elastic.msearch<BookSource>({ index, searches: [...works, seriesCandidates].flatMap((body) => [{}, body]) });
-  const answers = response.responses.map((answer) => {
-    if ('error' in answer) throw new Error(`suggest search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
-    return answer.hits.hits;
-  });
-  const best = new Map<string, Suggestion & { type: 'work' }>();
-  WORK_TIERS.forEach(({ tier }, at) => {
-    for (const hit of answers[at]!) {
-      const book = hit._source!;
-      const found = score(tier, readersOf(hit.sort));
-      if ((best.get(book.work_id)?.score ?? -1) >= found) continue;
-      best.set(book.work_id, {
-        type: 'work',
-        score: found,
-        id: book.work_id,
-        title: book.title,
-        author: book.authors[0] ?? null,
-        year: book.work_year ?? null,
-        cover_url: book.cover_url ?? null,
-      });
-    }
-  });
-  const seriesReaders = new Map(
-    answers[WORK_TIERS.length]!.flatMap((hit) => {
-      const name: unknown = (hit.fields?.[BOOK.series.keyword] as unknown[] | undefined)?.[0];
-      return typeof name === 'string' ? [[name, readersOf(hit.sort)] as const] : [];
-    }),
-  );
-  return [...best.values(), ...(await seriesOf(elastic, index, seriesWords, seriesReaders, query.key, fold))];
+/** A candidate and what identifies it among its kind (a work, a series' key, an author). */
+interface Candidate {
+  identity: string;
+  suggestion: Suggestion;
+  /** A series' key (titleKey of its name), for its volumes. */
+  seriesKey?: string;
 }
 
-/** Each series' first author (its most popular book's) and volumes (its works), counted over the named series only. */
-async function seriesOf(
-  elastic: Elastic,
-  index: string,
-  seriesWords: estypes.QueryDslQueryContainer,
-  readers: ReadonlyMap<string, number>,
-  key: string,
+/** How the typed text fits a name: whole, its start, or only its words. */
+interface Fits {
+  title(title: string): number;
+  series(name: string): number;
+  author(name: string): number;
+}
+
+function fitsOf(query: SuggestQuery, fold: (text: string) => string, nameKeyOf: (name: string) => string): Fits {
+  const tier = (key: string, typed: string, whole: number) =>
+    key === typed ? whole : key.startsWith(typed) ? FIT_TIER.start : FIT_TIER.words;
+  return {
+    title: (title) => tier(fold(title), query.key, WHOLE_TITLE),
+    series: (name) => tier(fold(name), query.key, FIT_TIER.whole),
+    author: (name) => {
+      const key = nameKeyOf(name);
+      // Readers type surnames ("rowl" for J.K. Rowling): a surname starting as typed is a start.
+      const fit = tier(key, query.nameKey, FIT_TIER.whole);
+      return fit === FIT_TIER.words && (key.split(' ').at(-1) ?? '').startsWith(query.nameKey) ? FIT_TIER.start : fit;
+    },
+  };
+}
+
+const workOf = (book: BookSource, fits: Fits): Candidate => ({
+  identity: book.work_id,
+  suggestion: {
+    type: 'work',
+    score: score(fits.title(book.title), readersOf(book.work_readers)),
+    id: book.work_id,
+    title: book.title,
+    author: book.authors[0] ?? null,
+    year: book.work_year ?? null,
+    cover_url: book.cover_url ?? null,
+  },
+});
+
+/** A series from its most read book; its volumes are counted once it is shown (seriesVolumes). */
+const seriesOf = (
+  book: Pick<BookSource, 'series' | 'authors' | 'work_readers'>,
+  fits: Fits,
   fold: (text: string) => string,
-): Promise<Suggestion[]> {
-  if (readers.size === 0) return [];
-  const response = await elastic.search({
-    index,
-    size: 0,
-    track_total_hits: false,
-    query: { bool: { filter: [{ terms: { [BOOK.series.keyword]: [...readers.keys()] } }, seriesWords] } },
-    aggs: {
-      names: {
-        terms: { field: BOOK.series.keyword, size: readers.size },
-        aggs: {
-          volumes: { cardinality: { field: BOOK.work_id.path } },
-          first: {
-            top_hits: { size: 1, sort: [{ [BOOK.popularity.path]: { order: 'desc' } }], _source: [BOOK.series.path, BOOK.authors.path] },
-          },
-        },
+): Candidate[] => {
+  if (!book.series) return [];
+  const seriesKey = fold(book.series);
+  return [
+    {
+      identity: seriesKey,
+      seriesKey,
+      suggestion: {
+        type: 'series',
+        score: score(fits.series(book.series), readersOf(book.work_readers)),
+        name: book.series,
+        author: book.authors[0] ?? null,
+        volumes: 0,
       },
     },
-  });
-  interface SeriesBucket {
-    key: string;
-    volumes: { value: number };
-    first: { hits: { hits: { _source: Pick<BookSource, 'series' | 'authors'> }[] } };
-  }
-  const buckets = (response.aggregations?.names as { buckets: SeriesBucket[] } | undefined)?.buckets ?? [];
-  return buckets.flatMap((bucket) => {
-    const first = bucket.first.hits.hits[0]?._source;
-    if (!first?.series) return [];
-    return [
-      {
-        type: 'series' as const,
-        score: score(fitOf(first.series, key, fold), readers.get(bucket.key) ?? 0),
-        name: first.series,
-        author: first.authors[0] ?? null,
-        volumes: bucket.volumes.value,
-      },
-    ];
+  ];
+};
+
+const authorOf = (id: string, author: AuthorSource, fits: Fits): Candidate => ({
+  identity: id,
+  suggestion: {
+    type: 'author',
+    score: score(fits.author(author.name), readersOf(author.popularity)),
+    id,
+    name: author.name,
+    work_count: author.work_count,
+  },
+});
+
+type Answer = estypes.MsearchMultiSearchItem<unknown>;
+const LACKS_FIELD_RETRY_S = 60;
+
+/** Searches of one _msearch, each to its index; their answers in the same order. */
+async function searched(elastic: Elastic, searches: [index: string, body: estypes.MsearchMultisearchBody][]): Promise<Answer[]> {
+  const response = await elastic.msearch({ searches: searches.flatMap(([index, body]) => [{ index }, body]) });
+  return response.responses.map((answer) => {
+    if ('error' in answer) {
+      const field = /no mapping found for field \[(\w+_start)\]/.exec(JSON.stringify(answer.error))?.[1];
+      // An index built before the type-ahead's fields: away for suggestions until `reindex all` builds them.
+      if (field) throw unavailable('Elasticsearch', LACKS_FIELD_RETRY_S, `the index lacks ${field}, which reindex builds`);
+      throw new Error(`suggest search failed: ${answer.error.type}: ${answer.error.reason ?? ''}`);
+    }
+    return answer;
   });
 }
 
+interface CompletionOption<Source> {
+  _id?: string;
+  _source?: Source;
+}
+const optionsOf = <Source>(answer: Answer, name: string): CompletionOption<Source>[] =>
+  (answer.suggest?.[name]?.[0] as { options?: CompletionOption<Source>[] } | undefined)?.options ?? [];
+
+const completion = (prefix: string, field: string, size: number, skipDuplicates = false): estypes.SearchSuggester =>
+  ({ prefix, completion: { field, size, skip_duplicates: skipDuplicates } }) as estypes.SearchSuggester;
+
+/** The documents an answer found (hits), or its completion `name` offered. */
+const hitsOf = <Source>(answer: Answer): { id: string; source: Source }[] =>
+  answer.hits.hits.flatMap((hit) => (hit._source && hit._id ? [{ id: hit._id, source: hit._source as Source }] : []));
+const offeredBy = <Source>(answer: Answer, name: string): { id: string; source: Source }[] =>
+  optionsOf<Source>(answer, name).flatMap((option) => (option._source && option._id ? [{ id: option._id, source: option._source }] : []));
+
 /**
- * Authors as typed, from the authors index. A name starts as typed when its surname (the last word
- * of its key) or the whole name does: readers type surnames ("rowl" for J.K. Rowling).
+ * The first search of the books index: titles that are the typed text (each work's most read
+ * `limit`), and the works and series whose key starts with it (their completion fields).
  */
-export async function authorsAsTyped(
-  elastic: Elastic,
-  index: string,
-  query: SuggestQuery,
-  nameKeyOf: (name: string) => string,
-): Promise<Suggestion[]> {
-  const response = await elastic.search<{ name: string; work_count: number; popularity: number }>({
-    index,
-    size: query.limit * 3,
-    _source: [AUTHOR.name.path, AUTHOR.work_count.path, AUTHOR.popularity.path],
+const booksWholeAndStart = (query: SuggestQuery): estypes.MsearchMultisearchBody => ({
+  size: query.limit,
+  _source: BOOK_SHOWN,
+  track_total_hits: false,
+  query: { term: { [BOOK.title.key]: query.key } },
+  sort: BY_READERS,
+  collapse: { field: BOOK.work_id.path },
+  suggest: {
+    works: completion(query.key, BOOK.title_start.path, query.limit * EDITION_TITLES),
+    // Every book of a series gives its name: one input per name, its most read book's.
+    series: completion(query.key, BOOK.series_start.path, query.limit, true),
+  },
+});
+
+/** The first search of the authors index: names that are the typed text, and those whose key or surname starts with it. */
+const authorsWholeAndStart = (query: SuggestQuery): estypes.MsearchMultisearchBody => ({
+  size: query.limit,
+  _source: AUTHOR_SHOWN,
+  track_total_hits: false,
+  query: { term: { [AUTHOR.name_key.path]: query.nameKey } },
+  sort: BY_POPULARITY,
+  // Both inputs of an author (name and surname) may start as typed, and each counts towards the size.
+  ...(query.nameKey !== '' && { suggest: { authors: completion(query.nameKey, AUTHOR.name_start.path, query.limit * 2) } }),
+});
+
+const filtered = (words: estypes.QueryDslQueryContainer) => ({ bool: { filter: [words] } });
+
+/** The next searches of the books index: works, then series, holding the typed words, each kind's most read `limit`. */
+const booksHoldingWords = (query: SuggestQuery): estypes.MsearchMultisearchBody[] => [
+  {
+    size: query.limit,
+    _source: BOOK_SHOWN,
     track_total_hits: false,
-    query: ranked(
-      typedWords(query.key, AUTHOR.all_names.path, AUTHOR.all_names.prefix),
-      AUTHOR.name_key.path,
-      query.nameKey,
-      AUTHOR.popularity.path,
-    ),
-  });
-  return response.hits.hits.map((hit) => {
-    const author = hit._source!;
-    const key = nameKeyOf(author.name);
-    const tier =
-      key === query.nameKey
-        ? FIT_TIER.whole
-        : key.startsWith(query.nameKey) || (key.split(' ').at(-1) ?? '').startsWith(query.nameKey)
-          ? FIT_TIER.start
-          : FIT_TIER.words;
-    return {
-      type: 'author',
-      score: score(tier, Number(author.popularity ?? 0)),
-      id: hit._id ?? '',
-      name: author.name,
-      work_count: author.work_count,
-    };
-  });
+    query: filtered(typedWords(query.key, BOOK.title.path, BOOK.title.prefix)),
+    sort: BY_READERS,
+    collapse: { field: BOOK.work_id.path },
+  },
+  {
+    size: query.limit,
+    _source: [BOOK.series.path, BOOK.authors.path, BOOK.work_readers.path],
+    track_total_hits: false,
+    query: filtered(typedWords(query.key, BOOK.series.path, BOOK.series.prefix)),
+    sort: BY_READERS,
+    collapse: { field: BOOK.series.key },
+  },
+];
+
+/** The next search of the authors index: names holding the typed words, the most popular `limit`. */
+const authorsHoldingWords = (query: SuggestQuery): estypes.MsearchMultisearchBody => ({
+  size: query.limit,
+  _source: AUTHOR_SHOWN,
+  track_total_hits: false,
+  query: filtered(typedWords(query.key, AUTHOR.all_names.path, AUTHOR.all_names.prefix)),
+  sort: BY_POPULARITY,
+});
+
+/** The volumes (works) of the series named by their keys, counted over those series' books only. */
+const seriesVolumes = (keys: readonly string[]): estypes.MsearchMultisearchBody => ({
+  size: 0,
+  track_total_hits: false,
+  query: { terms: { [BOOK.series.key]: [...keys] } },
+  aggs: {
+    names: { terms: { field: BOOK.series.key, size: keys.length }, aggs: { volumes: { cardinality: { field: BOOK.work_id.path } } } },
+  },
+});
+
+function volumesFound(answer: Answer): [string, number][] {
+  const buckets = (answer.aggregations?.names as { buckets: { key: string; volumes: { value: number } }[] } | undefined)?.buckets ?? [];
+  return buckets.map((bucket) => [bucket.key, bucket.volumes.value]);
 }
 
 // Equal fits and readers compare equal once rounded, and then a work comes before an author, and
 // both before a series of the same name.
 const rounded = (score: number): number => Math.round(score * 1000);
 const KIND_ORDER: Record<Suggestion['type'], number> = { work: 0, author: 1, series: 2 };
+
+/** Each candidate once (at its best score), best first. */
+function ranking(candidates: Candidate[]): Candidate[] {
+  const best = new Map<string, Candidate>();
+  for (const candidate of candidates) {
+    const id = `${candidate.suggestion.type}:${candidate.identity}`;
+    if ((best.get(id)?.suggestion.score ?? -1) < candidate.suggestion.score) best.set(id, candidate);
+  }
+  return [...best.values()].sort(
+    (a, b) => rounded(b.suggestion.score) - rounded(a.suggestion.score) || KIND_ORDER[a.suggestion.type] - KIND_ORDER[b.suggestion.type],
+  );
+}
 
 /**
  * The best `limit` suggestions of every kind together, best first. `fold` makes a title comparable
@@ -271,11 +312,66 @@ export async function suggest(
   fold: (text: string) => string,
   nameKeyOf: (name: string) => string,
 ): Promise<Suggestion[]> {
-  const [books, people] = await Promise.all([
-    worksAndSeries(elastic, indices.books, query, fold),
-    authorsAsTyped(elastic, indices.authors, query, nameKeyOf),
-  ]);
-  return [...books, ...people]
-    .sort((a, b) => rounded(b.score) - rounded(a.score) || KIND_ORDER[a.type] - KIND_ORDER[b.type])
-    .slice(0, query.limit);
+  const fits = fitsOf(query, fold, nameKeyOf);
+  const works = (found: { source: BookSource }[]) => found.map(({ source }) => workOf(source, fits));
+  const series = (found: { source: BookSource }[]) => found.flatMap(({ source }) => seriesOf(source, fits, fold));
+  const authors = (found: { id: string; source: AuthorSource }[]) => found.map(({ id, source }) => authorOf(id, source, fits));
+
+  const [books, people] = (await searched(elastic, [
+    [indices.books, booksWholeAndStart(query)],
+    [indices.authors, authorsWholeAndStart(query)],
+  ])) as [Answer, Answer];
+  const startOptions = optionsOf<BookSource>(books, 'works');
+  const candidates = [
+    ...works([...hitsOf<BookSource>(books), ...offeredBy<BookSource>(books, 'works')]),
+    ...series(offeredBy<BookSource>(books, 'series')),
+    ...authors([...hitsOf<AuthorSource>(people), ...offeredBy<AuthorSource>(people, 'authors')]),
+  ];
+  let ranked = ranking(candidates);
+  const volumes = new Map<string, number>();
+  const seriesKeys = (found: Candidate[]) => found.flatMap((candidate) => (candidate.seriesKey === undefined ? [] : [candidate.seriesKey]));
+
+  // Names holding the typed words rank below every name starting with it: asked for only when
+  // places are left, or when the titles starting with it were all editions of fewer works.
+  const startingAsTyped = ranked.filter((candidate) => candidate.suggestion.score >= FIT_TIER.start).length;
+  const worksCut =
+    startOptions.length === query.limit * EDITION_TITLES &&
+    new Set(startOptions.map((option) => option._source?.work_id)).size < query.limit;
+  if (startingAsTyped < query.limit || worksCut) {
+    // The volumes of the series found so far come with them, in the same request.
+    const known = seriesKeys(ranked);
+    const [holdingTitle, holdingSeries, holdingName, counted] = (await searched(elastic, [
+      ...booksHoldingWords(query).map((body) => [indices.books, body] as [string, estypes.MsearchMultisearchBody]),
+      [indices.authors, authorsHoldingWords(query)],
+      ...(known.length > 0 ? [[indices.books, seriesVolumes(known)] as [string, estypes.MsearchMultisearchBody]] : []),
+    ])) as [Answer, Answer, Answer, Answer | undefined];
+    candidates.push(
+      ...works(hitsOf<BookSource>(holdingTitle)),
+      ...series(hitsOf<BookSource>(holdingSeries)),
+      ...authors(hitsOf<AuthorSource>(holdingName)),
+    );
+    ranked = ranking(candidates);
+    for (const [key, count] of counted ? volumesFound(counted) : []) volumes.set(key, count);
+  }
+
+  const shown = ranked.slice(0, query.limit);
+  const uncounted = seriesKeys(shown).filter((key) => !volumes.has(key));
+  if (uncounted.length > 0)
+    for (const [key, count] of volumesFound((await searched(elastic, [[indices.books, seriesVolumes(uncounted)]]))[0]!))
+      volumes.set(key, count);
+  return shown.map(({ suggestion, seriesKey }) =>
+    suggestion.type === 'series' && seriesKey !== undefined ? { ...suggestion, volumes: volumes.get(seriesKey) ?? 0 } : suggestion,
+  );
+}
+
+/** The type-ahead's searches of one index, as the API sends them: they warm a fresh index before its alias moves to it. */
+export async function warmSuggestions(elastic: Elastic, kind: keyof IndexAliases, index: string, query: SuggestQuery): Promise<void> {
+  const bodies =
+    kind === 'books'
+      ? [booksWholeAndStart(query), ...booksHoldingWords(query), seriesVolumes([query.key])]
+      : [authorsWholeAndStart(query), authorsHoldingWords(query)];
+  await searched(
+    elastic,
+    bodies.map((body) => [index, body]),
+  );
 }
