@@ -1,7 +1,6 @@
-import { authorKey } from '../../src/domain/names.js';
-import { titleKey } from '../../src/domain/titles.js';
 import { CANDIDATE_POOL, candidateProbe } from '../../src/services/match.js';
 import { authorSearch, bookSearch } from '../../src/services/search.js';
+import { SUGGEST_DEFAULT_LIMIT, typedSuggestQuery } from '../../src/services/suggest.js';
 import { AUTHOR } from '../../src/stores/elasticsearch/authorsIndex.js';
 import { BOOK } from '../../src/stores/elasticsearch/booksIndex.js';
 import type { Elastic } from '../../src/stores/elasticsearch/client.js';
@@ -55,10 +54,7 @@ export async function readyIndex(es: Elastic, log: Logger, kind: IndexKind, inde
 // What a reader has typed of a text when the box asks: its first 60 % (the type-ahead benchmark's choice).
 const typedPart = (text: string): string => text.slice(0, Math.max(1, Math.ceil(text.length * 0.6)));
 
-function typedQuery(text: string): SuggestQuery {
-  const typed = typedPart(text);
-  return { key: titleKey(typed) || typed.toLowerCase(), nameKey: authorKey(typed), limit: 5 };
-}
+const typedQuery = (text: string): SuggestQuery => typedSuggestQuery(typedPart(text), SUGGEST_DEFAULT_LIMIT);
 
 const seconds = (since: number): number => Math.round(performance.now() - since) / 1000;
 

@@ -3,7 +3,7 @@ import { authorKey } from '../domain/names.js';
 import { titleKey } from '../domain/titles.js';
 import { collapseWhitespace } from '../domain/text.js';
 import { parseInput } from '../errors.js';
-import { suggest, type Suggestion } from '../stores/elasticsearch/suggestions.js';
+import { suggest, type Suggestion, type SuggestQuery } from '../stores/elasticsearch/suggestions.js';
 import { limitParam, type QueryText } from './queryParams.js';
 import type { Services } from './context.js';
 
@@ -97,13 +97,20 @@ const shown = (found: Suggestion): z.output<typeof suggestion> => {
   }
 };
 
+/** The store's query for text as typed: its title key (or the text lowered, when all of it folds away) and its name key. */
+export const typedSuggestQuery = (q: string, limit: number): SuggestQuery => ({
+  key: titleKey(q) || q.toLowerCase(),
+  nameKey: authorKey(q),
+  limit,
+});
+
 /** GET /v1/suggest. */
 export async function suggestBooks(
   services: Pick<Services, 'elastic' | 'indices' | 'shortCache'>,
   params: SuggestParams,
 ): Promise<Suggestions> {
   const { q, limit } = parseInput(suggestQuery, params);
-  const query = { key: titleKey(q) || q.toLowerCase(), nameKey: authorKey(q), limit };
+  const query = typedSuggestQuery(q, limit);
   return services.shortCache.through(`suggest:${JSON.stringify(query)}`, async () => {
     const found = await suggest(services.elastic, services.indices, query, titleKey, authorKey);
     return { value: { results: found.map(shown) }, cacheable: true };
