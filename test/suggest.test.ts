@@ -24,7 +24,13 @@ test.before(async () => {
     });
     // A little read title starting so: it ranks below all of them.
     const title = `90199,90199,90199,90199,1,,,"Lu Morrow",2001.0,"Quayside Morning","Quayside Morning",eng,4.0,10,10,1,1,1,1,1,1,,`;
-    await importFile(world, 'goodbooks', await csvFile([GOODBOOKS_HEADER, ...rows, title]));
+    // One work under three titles: its most read edition's, a translation's with the same key, and another.
+    const editions = [
+      `90301,90301,90301,90300,3,,,"Ines Farol",1990.0,"The Lantern Keeper","El Lantern Keeper",spa,4.0,20,2000,1,1,1,1,1,1,,`,
+      `90302,90302,90302,90300,3,,,"Ines Farol",1990.0,"The Lantern Keeper","The Lantern Keeper",eng,4.0,1900,2000,1,1,1,1,1,1,,`,
+      `90303,90303,90303,90300,3,,,"Ines Farol",1990.0,"The Lantern Keeper","La Lanterne du gardien",fra,4.0,80,2000,1,1,1,1,1,1,,`,
+    ];
+    await importFile(world, 'goodbooks', await csvFile([GOODBOOKS_HEADER, ...rows, title, ...editions]));
   });
 });
 test.after.always(async () => {
@@ -61,6 +67,15 @@ test('a work is suggested from its whole title, from its first letters, without 
   t.regex(first!.id!, /^wk_/);
   t.is(typeof first!.year, 'number');
   t.is(first!.text, 'Catching Fire (Suzanne Collins)');
+});
+
+test("a work is suggested under the title that fits the typed text, its most read edition's among titles that fit alike", async (t) => {
+  for (const q of ['lantern keeper', 'lantern kee', 'El Lantern Keeper']) {
+    const works = (await suggest(q)).filter((found) => found.type === 'work');
+    t.deepEqual(labels(works), ['The Lantern Keeper'], q);
+  }
+  const [first] = await suggest('lanterne du');
+  t.like(first, { type: 'work', title: 'La Lanterne du gardien', author: { name: 'Ines Farol' } });
 });
 
 test('a title with an ampersand is suggested first, typed with it, with "and", whole or in part', async (t) => {

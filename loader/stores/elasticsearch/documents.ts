@@ -71,7 +71,8 @@ const BOOK_SELECT = (filter: string) => `
       select sum(e.popularity) as popularity,
              sum(e.popularity) filter (where e.average_rating is not null) as ratings,
              sum(e.popularity * e.average_rating) as rating_sum,
-             bool_and(e.id >= b.id or lower(e.title) is distinct from lower(b.title)) as first_of_title
+             bool_and(lower(e.title) is distinct from lower(b.title) or e.popularity < b.popularity
+                      or (e.popularity = b.popularity and e.id >= b.id)) as most_read_of_title
         from books e where e.work_id = b.work_id and e.merged_into is null and e.deleted_at is null
     ) ws
     left join lateral (

@@ -145,12 +145,13 @@ export const BOOKS_INDEX = declareIndex({
     work_rating: { mapping: { type: 'float' }, from: { sql: dampedRating('ws.ratings', 'ws.rating_sum') } },
     /**
      * Type-ahead of titles: titleKey(title), weighed by the work's readers, given by one edition of
-     * each title of a work (the first by id), so that the inputs starting as typed are of as many works.
+     * each title of a work (its most read, then the first by id), so that the inputs starting as typed
+     * are of as many works.
      */
     title_start: {
       mapping: typedStart,
       from: finished(
-        `json_build_array(b.title, ws.first_of_title, ${WORK_READERS})`,
+        `json_build_array(b.title, ws.most_read_of_title, ${WORK_READERS})`,
         ([title, first, readers]: [string, boolean, unknown]) => {
           const key = first ? keyOfTitle(title) : '';
           return key === '' ? null : { input: [key], weight: completionWeight(readers) };

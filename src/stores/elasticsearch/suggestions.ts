@@ -63,6 +63,7 @@ interface BookSource {
   cover_url: string | null;
   series: string | null;
   work_readers: number | null;
+  popularity: number | null;
 }
 
 interface AuthorSource {
@@ -79,6 +80,7 @@ const BOOK_SHOWN = [
   BOOK.cover_url.path,
   BOOK.series.path,
   BOOK.work_readers.path,
+  BOOK.popularity.path,
 ];
 const AUTHOR_SHOWN = [AUTHOR.name.path, AUTHOR.work_count.path, AUTHOR.popularity.path];
 
@@ -87,9 +89,12 @@ const score = (tier: number, readers: number): number => tier + Math.log10(1 + M
 
 /**
  * Most read first and no score: Lucene then skips the documents that cannot enter the top. Missing
- * readers sort last, which keeps the skipping.
+ * readers sort last, which keeps the skipping. Of a work's editions, the most read one.
  */
-const BY_READERS: estypes.SortCombinations[] = [{ [BOOK.work_readers.path]: { order: 'desc' } }];
+const BY_READERS: estypes.SortCombinations[] = [
+  { [BOOK.work_readers.path]: { order: 'desc' } },
+  { [BOOK.popularity.path]: { order: 'desc' } },
+];
 const BY_POPULARITY: estypes.SortCombinations[] = [{ [AUTHOR.popularity.path]: { order: 'desc' } }];
 const readersOf = (value: unknown): number => {
   const readers = Number(value ?? 0);
@@ -105,6 +110,8 @@ interface Candidate {
   suggestion: Suggestion;
   /** A series' key (titleKey of its name), for its volumes. */
   seriesKey?: string;
+  /** Between candidates of one identity that score alike, the one shown: a work's most read edition. */
+  preference: number;
 }
 
 /** How the typed text fits a name: whole, its start, or only its words. */
@@ -131,6 +138,7 @@ function fitsOf(query: SuggestQuery, fold: (text: string) => string, nameKeyOf: 
 
 const workOf = (book: BookSource, fits: Fits): Candidate => ({
   identity: book.work_id,
+  preference: readersOf(book.popularity),
   suggestion: {
     type: 'work',
     score: score(fits.title(book.title), readersOf(book.work_readers)),
@@ -154,6 +162,7 @@ const seriesOf = (
     {
       identity: seriesKey,
       seriesKey,
+      preference: 0,
       suggestion: {
         type: 'series',
         score: score(fits.series(book.series), readersOf(book.work_readers)),
@@ -167,6 +176,7 @@ const seriesOf = (
 
 const authorOf = (id: string, author: AuthorSource, fits: Fits): Candidate => ({
   identity: id,
+  preference: 0,
   suggestion: {
     type: 'author',
     score: score(fits.author(author.name), readersOf(author.popularity)),
@@ -289,12 +299,14 @@ function volumesFound(answer: Answer): [string, number][] {
 const rounded = (score: number): number => Math.round(score * 1000);
 const KIND_ORDER: Record<Suggestion['type'], number> = { work: 0, author: 1, series: 2 };
 
-/** Each candidate once (at its best score), best first. */
+/** Each candidate once (at its best score, then preference), best first. */
 function ranking(candidates: Candidate[]): Candidate[] {
   const best = new Map<string, Candidate>();
   for (const candidate of candidates) {
     const id = `${candidate.suggestion.type}:${candidate.identity}`;
-    if ((best.get(id)?.suggestion.score ?? -1) < candidate.suggestion.score) best.set(id, candidate);
+    const kept = best.get(id);
+    const order = kept ? rounded(candidate.suggestion.score) - rounded(kept.suggestion.score) || candidate.preference - kept.preference : 1;
+    if (order > 0) best.set(id, candidate);
   }
   return [...best.values()].sort(
     (a, b) => rounded(b.suggestion.score) - rounded(a.suggestion.score) || KIND_ORDER[a.suggestion.type] - KIND_ORDER[b.suggestion.type],
