@@ -189,8 +189,13 @@ const authorOf = (id: string, author: AuthorSource, fits: Fits): Candidate => ({
 type Answer = estypes.MsearchMultiSearchItem<unknown>;
 const LACKS_FIELD_RETRY_S = 60;
 
+type Search = [index: string, body: estypes.MsearchMultisearchBody];
+const searchOf =
+  (index: string) =>
+  (body: estypes.MsearchMultisearchBody): Search => [index, body];
+
 /** Searches of one _msearch, each to its index; their answers in the same order. */
-async function searched(elastic: Elastic, searches: [index: string, body: estypes.MsearchMultisearchBody][]): Promise<Answer[]> {
+async function searched(elastic: Elastic, searches: Search[]): Promise<Answer[]> {
   const response = await elastic.msearch({ searches: searches.flatMap(([index, body]) => [{ index }, body]) });
   return response.responses.map((answer) => {
     if ('error' in answer) {
@@ -353,9 +358,9 @@ export async function suggest(
     // The volumes of the series found so far come with them, in the same request.
     const known = seriesKeys(ranked);
     const [holdingTitle, holdingSeries, holdingName, counted] = (await searched(elastic, [
-      ...booksHoldingWords(query).map((body) => [indices.books, body] as [string, estypes.MsearchMultisearchBody]),
-      [indices.authors, authorsHoldingWords(query)],
-      ...(known.length > 0 ? [[indices.books, seriesVolumes(known)] as [string, estypes.MsearchMultisearchBody]] : []),
+      ...booksHoldingWords(query).map(searchOf(indices.books)),
+      searchOf(indices.authors)(authorsHoldingWords(query)),
+      ...(known.length > 0 ? [searchOf(indices.books)(seriesVolumes(known))] : []),
     ])) as [Answer, Answer, Answer, Answer | undefined];
     candidates.push(
       ...works(hitsOf<BookSource>(holdingTitle)),
@@ -382,8 +387,5 @@ export async function warmSuggestions(elastic: Elastic, kind: keyof IndexAliases
     kind === 'books'
       ? [booksWholeAndStart(query), ...booksHoldingWords(query), seriesVolumes([query.key])]
       : [authorsWholeAndStart(query), authorsHoldingWords(query)];
-  await searched(
-    elastic,
-    bodies.map((body) => [index, body]),
-  );
+  await searched(elastic, bodies.map(searchOf(index)));
 }
