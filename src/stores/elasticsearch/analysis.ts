@@ -68,14 +68,8 @@ export const foldedKeyword = (ignoreAbove: number): Mapping => ({
 /** Indexed by its word prefixes too (search as you type), searched by whole words. */
 export const prefixed = (analyzer: string): Mapping => ({ type: 'text', analyzer: `${analyzer}_prefix`, search_analyzer: analyzer });
 
-/** A person's name: its words, their prefixes, and the whole name folded. */
-export const personName = (copyTo?: string) =>
-  ({
-    type: 'text',
-    analyzer: 'person_name',
-    ...(copyTo !== undefined && { copy_to: [copyTo] }),
-    fields: { prefix: prefixed('person_name'), keyword: foldedKeyword(256) },
-  }) as const;
+/** A person's name: its words, copied into the field that holds all of a document's names. */
+export const personName = (copyTo: string) => ({ type: 'text', analyzer: 'person_name', copy_to: [copyTo] }) as const;
 
 /**
  * Type-ahead's "starts with": keys (titleKey, authorKey) written by the document's finishing code,

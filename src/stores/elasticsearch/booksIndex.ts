@@ -102,7 +102,10 @@ export const BOOKS_INDEX = declareIndex({
       from: { sql: "coalesce(a.authors, '[]'::json)" },
     },
     author_ids: { mapping: { type: 'keyword' }, from: { sql: "coalesce(a.ids, '[]'::json)" } },
-    author_names: { mapping: personName('all_text'), from: { sql: "coalesce(a.names, '[]'::json)" } },
+    author_names: {
+      mapping: { ...personName('all_text'), fields: { keyword: foldedKeyword(256) } },
+      from: { sql: "coalesce(a.names, '[]'::json)" },
+    },
     /** The name of the author credited first: the book is theirs more than a co-author's or contributor's. */
     first_author: { mapping: foldedKeyword(256), from: { sql: 'a.names->>0' } },
     /** Each credit as "<author id>\u001f<name>": the author facet counts and names them in one aggregation. */
