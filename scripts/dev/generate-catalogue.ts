@@ -10,7 +10,17 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { isbn10To13 } from '../../src/domain/isbn.js';
-import { AffinePermutation, AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody, seriesSuffix } from './synthetic.js';
+import {
+  AffinePermutation,
+  AuthorPool,
+  Random,
+  bookTitle,
+  drained,
+  hash32,
+  integerOption,
+  isbn10FromBody,
+  seriesSuffix,
+} from './synthetic.js';
 
 /** The header of goodbooks-10k books.csv, in its column order. */
 export const GOODBOOKS_HEADER = [
@@ -286,15 +296,6 @@ const LANGUAGES: readonly string[] = [
 
 const USAGE = 'usage: node --import tsx scripts/dev/generate-catalogue.ts --count N [--seed S] [--out FILE]';
 
-function parseIntegerOption(name: string, text: string | undefined, fallback?: number): number {
-  if (text === undefined && fallback !== undefined) return fallback;
-  const value = Number(text);
-  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value)) {
-    throw new Error(`--${name} must be an integer\n${USAGE}`);
-  }
-  return value;
-}
-
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -310,7 +311,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const options = { count: parseIntegerOption('count', values.count), seed: parseIntegerOption('seed', values.seed, 1) };
+  const options = { count: integerOption('count', values.count, USAGE), seed: integerOption('seed', values.seed, USAGE, 1) };
   if (values.out === undefined) {
     await generateCatalogue(options, process.stdout);
     return;

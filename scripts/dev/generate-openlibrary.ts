@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { isbn10To13 } from '../../src/domain/isbn.js';
-import { AuthorPool, Random, bookTitle, drained, hash32, isbn10FromBody } from './synthetic.js';
+import { AuthorPool, Random, bookTitle, drained, hash32, integerOption, isbn10FromBody } from './synthetic.js';
 
 export interface OpenLibraryOptions {
   editions: number;
@@ -517,14 +517,6 @@ export async function readFamous(path: string): Promise<FamousBook[]> {
     .map(([title, author]) => ({ title: title.trim(), author: author.trim() }));
 }
 
-function integerOption(name: string, text: string | undefined, fallback?: number): number {
-  if (text === undefined && fallback !== undefined) return fallback;
-  const value = Number(text);
-  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value))
-    throw new Error(`--${name} must be an integer\n${USAGE}`);
-  return value;
-}
-
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -546,7 +538,7 @@ async function main(argv: string[]): Promise<void> {
   const famous = values.famous === undefined ? [] : await readFamous(values.famous);
   const changed = values.changed === undefined ? undefined : Number(values.changed);
   const summary = await generateOpenLibrary(
-    { editions: integerOption('editions', values.editions), seed: integerOption('seed', values.seed, 1), famous, changed },
+    { editions: integerOption('editions', values.editions, USAGE), seed: integerOption('seed', values.seed, USAGE, 1), famous, changed },
     values.out,
   );
   for (const kind of KINDS) process.stdout.write(`${summary.files[kind]}: ${summary.lines[kind]} lines\n`);

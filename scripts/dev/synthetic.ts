@@ -1,7 +1,17 @@
 // The toolkit of the synthetic data generators (generate-catalogue.ts, generate-openlibrary.ts):
-// seeded randomness and id permutations, an author pool, book titles, ISBN-10s, and back-pressure.
+// seeded randomness and id permutations, an author pool, book titles, ISBN-10s, back-pressure and
+// their command lines' integers.
 
 import type { Writable } from 'node:stream';
+
+/** A command-line option that must be an integer; `fallback` when it is absent and has one. */
+export function integerOption(name: string, text: string | undefined, usage: string, fallback?: number): number {
+  if (text === undefined && fallback !== undefined) return fallback;
+  const value = Number(text);
+  if (text === undefined || !/^-?\d+$/.test(text) || !Number.isSafeInteger(value))
+    throw new Error(`--${name} must be an integer\n${usage}`);
+  return value;
+}
 
 /** Waits for 'drain'; fails if the stream errors or closes first, so a dead output cannot hang the generator. */
 export function drained(writable: Writable): Promise<void> {
