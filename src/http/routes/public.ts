@@ -6,6 +6,7 @@ import { sendJson } from '../messages.js';
 const readiness = z.object({ status: z.enum(['ready', 'draining']) }).meta({ id: 'Readiness' });
 
 /** The routes of the service itself: public, neither metered nor rate limited. */
+const UNMETERED = { access: 'public', cost: 'none', cache: 'none', tag: 'public' } as const;
 
 /** `document` is the OpenAPI document of the whole table, rendered once, on first use: it does not change while the process runs. */
 export function publicRoutes(document: () => object): Route[] {
@@ -15,11 +16,8 @@ export function publicRoutes(document: () => object): Route[] {
       name: 'health',
       method: 'GET',
       path: '/health',
-      access: 'public',
-      cost: 'none',
-      cache: 'none',
+      ...UNMETERED,
       reuse: 'never',
-      tag: 'public',
       doc: {
         summary: 'Health of the service and each dependency',
         description:
@@ -38,11 +36,8 @@ export function publicRoutes(document: () => object): Route[] {
       name: 'ready',
       method: 'GET',
       path: '/ready',
-      access: 'public',
-      cost: 'none',
-      cache: 'none',
+      ...UNMETERED,
       reuse: 'never',
-      tag: 'public',
       doc: {
         summary: 'Whether this instance takes new requests, for a load balancer',
         description:
@@ -61,10 +56,7 @@ export function publicRoutes(document: () => object): Route[] {
       name: 'openapi',
       method: 'GET',
       path: '/openapi.json',
-      access: 'public',
-      cost: 'none',
-      cache: 'none',
-      tag: 'public',
+      ...UNMETERED,
       doc: {
         summary: 'This document',
         description: 'Public: no key, not metered, not rate limited.',
