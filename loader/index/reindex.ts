@@ -29,7 +29,7 @@ import { SYNC_CHECKPOINT, answersChanged, completePendingSwaps, replayChanges, w
  *     point at: the half-built leftovers of a killed reindex.
  *  2. Create `<alias>-v<timestamp>` from its declaration (src/stores/elasticsearch/indices.ts) with refresh_interval -1.
  *  3. Open a REPEATABLE READ transaction, read S = the last change seq in it, and stream every live
- *     row of that snapshot with pg-cursor into bulk requests (at most `concurrency` in flight),
+ *     row of that snapshot, page by page in id order, into bulk requests (at most `concurrency` in flight),
  *     version S. The snapshot holds exactly the changes up to S, because seq order is commit order
  *     (see stores/postgres/changes.ts).
  *  4. Check that the index holds as many documents as were streamed.

@@ -1,4 +1,3 @@
-import Cursor from 'pg-cursor';
 import { AUTHORS_INDEX } from '../../../src/stores/elasticsearch/authorsIndex.js';
 import { BOOKS_INDEX } from '../../../src/stores/elasticsearch/booksIndex.js';
 import type { FieldDeclaration, IndexDeclaration } from '../../../src/stores/elasticsearch/indexDeclaration.js';
@@ -7,7 +6,7 @@ import type { PoolClient, Queryable } from '../../../src/stores/postgres/pool.js
 
 /**
  * The documents of the search indices, built from PostgreSQL in batches: one SQL statement per batch
- * of ids (sync) or one streamed statement for the whole table (reindex), never one query per row.
+ * of ids (sync, and reindex page by page), never one query per row.
  *
  * Book documents are assembled by PostgreSQL itself as JSON text (json_build_object), so a full
  * reindex pipes them into bulk requests without parsing and re-serialising a million objects in
@@ -61,20 +60,32 @@ interface DocumentRow extends BuiltDocument {
 
 const BOOK_FIELDS = selectList(BOOKS_INDEX);
 
-// $1 is the version (updated_seq); the filter may use $2. Field sources read the tables named in booksIndex.ts.
-const BOOK_SELECT = (filter: string) => `
+// $1 is the version (updated_seq), $2 the ids. Field sources read the tables named in booksIndex.ts.
+// What a book takes from all its work's editions (ws, tl) is read once per work of the batch, not
+// once per edition: a work of thousands of editions would cost the square of them.
+const BOOK_SELECT = `
+  with batch as materialized (
+    select * from books where id = any($2::text[]) and merged_into is null and deleted_at is null
+  ), editions as materialized (
+    select e.*
+      from (select distinct work_id from batch) bw
+      cross join lateral (
+        select e.work_id, e.id, lower(e.title) as title, e.popularity, e.average_rating
+          from books e where e.work_id = bw.work_id and e.merged_into is null and e.deleted_at is null offset 0
+      ) e
+  ), work_sums as (
+    select work_id, sum(popularity) as popularity, sum(popularity) filter (where average_rating is not null) as ratings,
+           sum(popularity * average_rating) as rating_sum
+      from editions group by work_id
+  ), title_leads as (
+    select distinct on (work_id, title) id from editions order by work_id, title, popularity desc, id
+  )
   select b.id, ${BOOK_FIELDS.sql}
-    from books b
+    from batch b
+    join work_sums ws on ws.work_id = b.work_id
+    left join title_leads tl on tl.id = b.id
     cross join lateral (select kind, title, subjects, original_year from works where id = b.work_id offset 0) w
     left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
-    cross join lateral (
-      select sum(e.popularity) as popularity,
-             sum(e.popularity) filter (where e.average_rating is not null) as ratings,
-             sum(e.popularity * e.average_rating) as rating_sum,
-             bool_and(lower(e.title) is distinct from lower(b.title) or e.popularity < b.popularity
-                      or (e.popularity = b.popularity and e.id >= b.id)) as most_read_of_title
-        from books e where e.work_id = b.work_id and e.merged_into is null and e.deleted_at is null
-    ) ws
     left join lateral (
       select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
              json_agg(ba.author_id order by ba.position) as ids,
@@ -90,13 +101,12 @@ const BOOK_SELECT = (filter: string) => `
         cross join lateral unnest(al.liked) with ordinality as u(id, ord)
         cross join lateral (select id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
        where al.book_id = b.id
-    ) l on true
-   where b.merged_into is null and b.deleted_at is null and ${filter}`;
+    ) l on true`;
 
 const AUTHOR_FIELDS = selectList(AUTHORS_INDEX);
 
-// $1 is the version (updated_seq); the filter may use $2. Field sources read the tables named in authorsIndex.ts.
-const AUTHOR_SELECT = (filter: string) => `
+// $1 is the version (updated_seq), $2 the ids. Field sources read the tables named in authorsIndex.ts.
+const AUTHOR_SELECT = `
   select a.id, ${AUTHOR_FIELDS.sql}
     from authors a
     left join lateral (
@@ -106,7 +116,7 @@ const AUTHOR_SELECT = (filter: string) => `
         left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
        where ba.author_id = a.id
     ) s on true
-   where a.merged_into is null and a.deleted_at is null and ${filter}`;
+   where a.id = any($2::text[]) and a.merged_into is null and a.deleted_at is null`;
 
 const STATEMENTS = {
   books: { select: BOOK_SELECT, finish: BOOK_FIELDS.finish },
@@ -116,7 +126,7 @@ const STATEMENTS = {
 async function documentsOf(db: Queryable, kind: IndexKind, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
   if (ids.length === 0) return [];
   const { select, finish } = STATEMENTS[kind];
-  const { rows } = await db.query<DocumentRow>(select(`${kind === 'books' ? 'b' : 'a'}.id = any($2::text[])`), [seq, ids]);
+  const { rows } = await db.query<DocumentRow>(select, [seq, ids]);
   return rows.map(finish);
 }
 
@@ -137,8 +147,9 @@ export async function countLive(db: Queryable, kind: IndexKind): Promise<number>
 }
 
 /**
- * Every live document of a kind, streamed with pg-cursor in batches of `batchSize`, as the
- * transaction of `client` sees the catalogue (reindex runs it in a REPEATABLE READ snapshot).
+ * Every live document of a kind in batches of `batchSize`, as the transaction of `client` sees the
+ * catalogue (reindex runs it in a REPEATABLE READ snapshot): the ids page by page in id order, each
+ * page built by the statement sync uses for its batches.
  */
 export async function* streamDocuments(
   client: PoolClient,
@@ -146,16 +157,19 @@ export async function* streamDocuments(
   seq: number,
   batchSize: number,
 ): AsyncGenerator<BuiltDocument[]> {
-  const { select, finish } = STATEMENTS[kind];
-  const cursor = client.query(new Cursor<DocumentRow>(select('true'), [seq]));
-  try {
-    for (;;) {
-      const rows = await cursor.read(batchSize);
-      if (rows.length === 0) return;
-      yield rows.map(finish);
-    }
-  } finally {
-    await cursor.close().catch(() => undefined);
+  for (let after = ''; ;) {
+    const { rows } = await client.query<{ id: string }>(
+      `select id from ${kind} where id > $1 and merged_into is null and deleted_at is null order by id limit $2`,
+      [after, batchSize],
+    );
+    if (rows.length === 0) return;
+    after = rows.at(-1)!.id;
+    yield await documentsOf(
+      client,
+      kind,
+      rows.map((row) => row.id),
+      seq,
+    );
   }
 }
 

@@ -16,8 +16,8 @@ import { declareIndex, fieldNames, finished, type Mapping } from './indexDeclara
 /**
  * The books index: one document per live edition (neither merged nor deleted). Sources read `b`,
  * the book's row; `w`, its work; `wp`, its work's popularity from readers and editions
- * (work_popularity, may be null); `ws`, the popularity and ratings of all its work's live editions
- * and whether the book is the first of them (by id) with its title (case aside);
+ * (work_popularity, may be null); `ws`, the popularity and ratings of all its work's live editions;
+ * `tl`, present when the book is the most read of them with its title (case aside, then the first by id);
  * `a`, its credits in order (authors, ids, names, facet); `l`, the live books its readers also
  * liked (ids).
  */
@@ -154,7 +154,7 @@ export const BOOKS_INDEX = declareIndex({
     title_start: {
       mapping: typedStart,
       from: finished(
-        `json_build_array(b.title, ws.most_read_of_title, ${WORK_READERS})`,
+        `json_build_array(b.title, tl.id is not null, ${WORK_READERS})`,
         ([title, first, readers]: [string, boolean, unknown]) => {
           const key = first ? keyOfTitle(title) : '';
           return key === '' ? null : { input: [key], weight: completionWeight(readers) };
