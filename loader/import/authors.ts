@@ -70,7 +70,8 @@ const FULL_PASS_SHARE = 0.25;
 /**
  * The authors imports noted, resolved, round after round until none is left. Each round holds its
  * rows locked until it has resolved them and deletes them with that commit: killed meanwhile, the
- * merges done stay done (each is its own transaction) and the rows wait for the next import.
+ * merges done stay done (each author merge, and each batch of work merges, is its own transaction)
+ * and the rows wait for the next import.
  */
 export async function resolveTouchedAuthors(db: Pool, cache: ResponseCache | null): Promise<AuthorResolution> {
   // An import that touched a large share of the authors (a first load, a large file) is resolved by
