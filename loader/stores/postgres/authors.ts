@@ -228,8 +228,9 @@ interface AuthoredWorkRow {
  * Live works with the first author and title of their most popular live edition (of editions equally
  * popular, the first by identity, so that the same files make the same choice whatever ids a run
  * mints), by first author: each list yielded is all such works of one author, read `pageSize` rows at
- * a time (pg-cursor), so that memory holds a page and an author's works, not a catalogue's. With
- * `scope` (live authors), only the works whose first author is one of them.
+ * a time (pg-cursor, on a client of `db` held until the last), so that memory holds a page and an
+ * author's works, not a catalogue's. With `scope` (live authors), only the works whose first author
+ * is one of them.
  */
 export async function* authoredWorksByAuthor(db: Pool, scope: readonly string[] | null, pageSize: number): AsyncGenerator<AuthoredWork[]> {
   const client = await db.connect();
