@@ -1,12 +1,13 @@
 import { sameAuthorNames } from '../../src/domain/names.js';
-import { merge } from '../../src/services/merge.js';
+import { merge, mergeWorks } from '../../src/services/merge.js';
+import type { WorkMerge } from '../../src/stores/postgres/merges.js';
 import type { Pool } from '../../src/stores/postgres/pool.js';
 import type { ResponseCache } from '../../src/stores/redis/responseCache.js';
 import { withTransaction } from '../../src/stores/postgres/pool.js';
 import {
   authorRecords,
   authorsSharingWorks,
-  authoredWorks,
+  authoredWorksByAuthor,
   forgetResolved,
   liveAuthorsOf,
   notedAgainstAuthors,
@@ -69,7 +70,8 @@ const FULL_PASS_SHARE = 0.25;
 /**
  * The authors imports noted, resolved, round after round until none is left. Each round holds its
  * rows locked until it has resolved them and deletes them with that commit: killed meanwhile, the
- * merges done stay done (each is its own transaction) and the rows wait for the next import.
+ * merges done stay done (each author merge, and each batch of work merges, is its own transaction)
+ * and the rows wait for the next import.
  */
 export async function resolveTouchedAuthors(db: Pool, cache: ResponseCache | null): Promise<AuthorResolution> {
   // An import that touched a large share of the authors (a first load, a large file) is resolved by
@@ -166,26 +168,38 @@ async function mergeAuthorPass(
 /** The more popular first; of two equally popular, the one whose key sorts first. */
 const mostPopularFirst = (a: AuthoredWork, b: AuthoredWork): number => b.popularity - a.popularity || (a.workKey < b.workKey ? -1 : 1);
 
+// Works read at a time: memory holds a page of them and one author's works, not a round's.
+const WORKS_PER_READ = 10_000;
+// Work merges committed together (mergeWorks): one transaction and a few statements for them all.
+const MERGES_PER_TRANSACTION = 500;
+
 /** With `scope`, the groups of works whose first author is in it: each such group is whole. */
 async function groupWorks(db: Pool, cache: ResponseCache | null, scope: string[] | null): Promise<number> {
-  const groups = new Map<string, AuthoredWork[]>();
-  const inScope = scope && new Set(scope);
-  for (const work of await authoredWorks(db, scope)) {
-    if (inScope && !inScope.has(work.authorId)) continue;
-    const key = `${workKey(work.title, undefined)}${work.authorId}`;
-    groups.set(key, [...(groups.get(key) ?? []), work]);
-  }
   let merged = 0;
-  for (const group of groups.values()) {
-    if (group.length < 2) continue;
-    const openLibrary = group.filter((work) => work.openLibrary);
-    if (openLibrary.length > 1) continue; // Open Library keeps these apart: which of them ours would join is unknown
-    const survivor = openLibrary[0] ?? group.reduce((best, work) => (mostPopularFirst(work, best) < 0 ? work : best));
-    for (const work of group) {
-      if (work.id === survivor.id) continue;
-      const outcome = await merge(db, cache, 'work', work.id, survivor.id);
-      if (outcome.merged) merged += 1;
+  let merges: WorkMerge[] = [];
+  const mergeSome = async () => {
+    const outcomes = await mergeWorks(db, cache, merges);
+    merged += outcomes.filter((outcome) => outcome.merged).length;
+    merges = [];
+  };
+  // A group is keyed by its first author: each author's works make whole groups, merged as they come.
+  for await (const works of authoredWorksByAuthor(db, scope, WORKS_PER_READ)) {
+    const groups = new Map<string, AuthoredWork[]>();
+    for (const work of works) {
+      const key = workKey(work.title, undefined);
+      const group = groups.get(key);
+      if (group) group.push(work);
+      else groups.set(key, [work]);
     }
+    for (const group of groups.values()) {
+      if (group.length < 2) continue;
+      const openLibrary = group.filter((work) => work.openLibrary);
+      if (openLibrary.length > 1) continue; // Open Library keeps these apart: which of them ours would join is unknown
+      const survivor = openLibrary[0] ?? group.reduce((best, work) => (mostPopularFirst(work, best) < 0 ? work : best));
+      for (const work of group) if (work.id !== survivor.id) merges.push({ fromId: work.id, intoId: survivor.id });
+    }
+    if (merges.length >= MERGES_PER_TRANSACTION) await mergeSome();
   }
+  if (merges.length > 0) await mergeSome();
   return merged;
 }

@@ -1,5 +1,6 @@
 import { kindOfId } from '../../../src/domain/ids.js';
-import type { PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
+import Cursor from 'pg-cursor';
+import type { Pool, PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
 
 /** The SQL of resolving authors across sources (loader/import/authors.ts): the evidence, the records, the works. */
 
@@ -214,37 +215,62 @@ export interface AuthoredWork {
   popularity: number;
 }
 
+interface AuthoredWorkRow {
+  id: string;
+  work_key: string;
+  open_library: boolean;
+  author_id: string;
+  title: string;
+  popularity: number;
+}
+
 /**
  * Live works with the first author and title of their most popular live edition (of editions equally
  * popular, the first by identity, so that the same files make the same choice whatever ids a run
- * mints); with `scope` (live authors), only works with a live book credited to one of them (every
- * work whose first author that is).
+ * mints), by first author: each list yielded is all such works of one author, read `pageSize` rows at
+ * a time (pg-cursor, on a client of `db` held until the last), so that memory holds a page and an
+ * author's works, not a catalogue's. With `scope` (live authors), only the works whose first author
+ * is one of them.
  */
-export async function authoredWorks(db: Queryable, scope: readonly string[] | null = null): Promise<AuthoredWork[]> {
-  const { rows } = await db.query<{
-    id: string;
-    work_key: string;
-    open_library: boolean;
-    author_id: string;
-    title: string;
-    popularity: number;
-  }>(
-    `select w.id, w.work_key, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
-       from works w
-       join lateral (select b.title, ba.author_id from books b join book_authors ba on ba.book_id = b.id
-                      where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
-                      order by b.popularity desc, coalesce(b.source_key, b.isbn_13), ba.position limit 1 offset 0) e on true
-       left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
-      where w.merged_into is null and w.deleted_at is null
-        ${scope ? SCOPED_WORK : ''}`,
-    scope ? [scope] : [],
+export async function* authoredWorksByAuthor(db: Pool, scope: readonly string[] | null, pageSize: number): AsyncGenerator<AuthoredWork[]> {
+  const client = await db.connect();
+  const cursor = client.query(
+    new Cursor<AuthoredWorkRow>(
+      `select w.id, w.work_key, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
+         from works w
+         join lateral (select b.title, ba.author_id from books b join book_authors ba on ba.book_id = b.id
+                        where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
+                        order by b.popularity desc, coalesce(b.source_key, b.isbn_13), ba.position limit 1 offset 0) e on true
+         left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
+        where w.merged_into is null and w.deleted_at is null
+          ${scope ? `${SCOPED_WORK} and e.author_id = any($1::text[])` : ''}
+        order by e.author_id`,
+      scope ? [scope] : [],
+    ),
   );
-  return rows.map((row) => ({
-    id: row.id,
-    workKey: row.work_key,
-    openLibrary: row.open_library,
-    authorId: row.author_id,
-    title: row.title,
-    popularity: row.popularity,
-  }));
+  try {
+    let works: AuthoredWork[] = [];
+    for (;;) {
+      const rows = await cursor.read(pageSize);
+      for (const row of rows) {
+        if (works.length > 0 && works[0]!.authorId !== row.author_id) {
+          yield works;
+          works = [];
+        }
+        works.push({
+          id: row.id,
+          workKey: row.work_key,
+          openLibrary: row.open_library,
+          authorId: row.author_id,
+          title: row.title,
+          popularity: row.popularity,
+        });
+      }
+      if (rows.length === 0) break;
+    }
+    if (works.length > 0) yield works;
+  } finally {
+    await cursor.close().catch(() => undefined);
+    client.release();
+  }
 }

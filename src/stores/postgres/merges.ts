@@ -22,6 +22,97 @@ export async function mergeEntities(pool: Pool, kind: EntityKind, fromId: string
   return withTransaction(pool, (client) => mergeInTransaction(client, kind, fromId, intoId));
 }
 
+export interface WorkMerge {
+  fromId: string;
+  intoId: string;
+}
+
+/**
+ * Many work merges in one transaction, with the outcome each would have had done one after another
+ * by mergeInTransaction, in order. Where each FROM is a distinct live work and each INTO a live work
+ * that no merge of the batch takes (a resolution's groups), they are done set-based: a statement per
+ * step for them all instead of a dozen per merge. Otherwise one after another.
+ */
+export async function mergeWorksInTransaction(client: PoolClient, merges: readonly WorkMerge[]): Promise<MergeOutcome[]> {
+  // Every row locked at once, in id order, so that two such transactions cannot deadlock.
+  const { rows } = await client.query<Row>('select id, merged_into from works where id = any($1::text[]) order by id for update', [
+    [...new Set(merges.flatMap((merge) => [merge.fromId, merge.intoId]))],
+  ]);
+  const live = new Set(rows.filter((row) => row.merged_into === null).map((row) => row.id));
+  const froms = new Set(merges.map((merge) => merge.fromId));
+  const apart =
+    froms.size === merges.length &&
+    merges.every((merge) => merge.fromId !== merge.intoId && live.has(merge.fromId) && live.has(merge.intoId) && !froms.has(merge.intoId));
+  if (!apart) {
+    const outcomes: MergeOutcome[] = [];
+    for (const { fromId, intoId } of merges) outcomes.push(await mergeInTransaction(client, 'work', fromId, intoId));
+    return outcomes;
+  }
+  const pairs = [merges.map((merge) => merge.fromId), merges.map((merge) => merge.intoId)];
+  const { rows: moved } = await client.query<{ id: string; from_id: string }>(
+    `update books b set work_id = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id)
+      where b.work_id = m.from_id and b.merged_into is null returning b.id, m.from_id`,
+    pairs,
+  );
+  // Redirect rows follow too, so that no book ever points at a merged work.
+  await client.query(
+    `update books b set work_id = m.into_id from unnest($1::text[], $2::text[]) m(from_id, into_id) where b.work_id = m.from_id`,
+    pairs,
+  );
+  await client.query(
+    `update works w set original_year = least(w.original_year, f.original_year)
+       from (select m.into_id, min(f.original_year) as original_year
+               from unnest($1::text[], $2::text[]) m(from_id, into_id) join works f on f.id = m.from_id group by m.into_id) f
+      where w.id = f.into_id`,
+    pairs,
+  );
+  const { rows: credits } = await client.query<{ book_id: string; author_id: string }>(
+    'select distinct book_id, author_id from book_authors where book_id = any($1::text[])',
+    [moved.map((book) => book.id)],
+  );
+  await client.query(
+    `update works w set merged_into = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id) where w.id = m.from_id`,
+    pairs,
+  );
+  const { rows: repointed } = await client.query<{ id: string; from_id: string }>(
+    `update works w set merged_into = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id)
+      where w.merged_into = m.from_id returning w.id, m.from_id`,
+    pairs,
+  );
+  await client.query('update works set updated_at = now() where id = any($1::text[])', [pairs[1]]);
+
+  const byFrom = <T extends { from_id: string }>(list: readonly T[]) => {
+    const map = new Map<string, T[]>();
+    for (const row of list) map.set(row.from_id, [...(map.get(row.from_id) ?? []), row]);
+    return map;
+  };
+  const movedBy = byFrom(moved);
+  const repointedBy = byFrom(repointed);
+  const authorsOf = new Map<string, string[]>();
+  for (const credit of credits) authorsOf.set(credit.book_id, [...(authorsOf.get(credit.book_id) ?? []), credit.author_id]);
+  const outcomes = merges.map(({ fromId, intoId }): MergeOutcome => {
+    const touched = new Set([fromId, intoId]);
+    const changes: Change[] = [];
+    for (const { id } of movedBy.get(fromId) ?? []) {
+      changes.push({ entity: 'book', id, operation: 'update' });
+      touched.add(id);
+      for (const author of authorsOf.get(id) ?? []) touched.add(author);
+    }
+    changes.push({ entity: 'work', id: fromId, operation: 'merge', survivorId: intoId });
+    for (const { id } of repointedBy.get(fromId) ?? []) {
+      changes.push({ entity: 'work', id, operation: 'merge', survivorId: intoId });
+      touched.add(id);
+    }
+    changes.push({ entity: 'work', id: intoId, operation: 'update' });
+    return { merged: true, changes, touched };
+  });
+  await recordChanges(
+    client,
+    outcomes.flatMap((outcome) => (outcome.merged ? outcome.changes : [])),
+  );
+  return outcomes;
+}
+
 /** The same merge inside the caller's transaction (an importer merging as its records say). */
 export async function mergeInTransaction(client: PoolClient, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
   if (fromId === intoId) return { merged: false, refused: `cannot merge ${kind} ${fromId} into itself` };
