@@ -48,6 +48,14 @@ export async function mergeWorksInTransaction(client: PoolClient, merges: readon
     for (const { fromId, intoId } of merges) outcomes.push(await mergeInTransaction(client, 'work', fromId, intoId));
     return outcomes;
   }
+  return mergeApartWorks(client, merges);
+}
+
+/**
+ * The steps of merging works whose rows are locked, each FROM a distinct live work and each INTO a
+ * live work no FROM is, a statement per step for them all (one merge is a batch of one).
+ */
+async function mergeApartWorks(client: PoolClient, merges: readonly WorkMerge[]): Promise<MergeOutcome[]> {
   const pairs = [merges.map((merge) => merge.fromId), merges.map((merge) => merge.intoId)];
   const { rows: moved } = await client.query<{ id: string; from_id: string }>(
     `update books b set work_id = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id)
@@ -81,22 +89,16 @@ export async function mergeWorksInTransaction(client: PoolClient, merges: readon
   );
   await client.query('update works set updated_at = now() where id = any($1::text[])', [pairs[1]]);
 
-  const byFrom = <T extends { from_id: string }>(list: readonly T[]) => {
-    const map = new Map<string, T[]>();
-    for (const row of list) map.set(row.from_id, [...(map.get(row.from_id) ?? []), row]);
-    return map;
-  };
-  const movedBy = byFrom(moved);
-  const repointedBy = byFrom(repointed);
-  const authorsOf = new Map<string, string[]>();
-  for (const credit of credits) authorsOf.set(credit.book_id, [...(authorsOf.get(credit.book_id) ?? []), credit.author_id]);
+  const movedBy = groupedBy(moved, (row) => row.from_id);
+  const repointedBy = groupedBy(repointed, (row) => row.from_id);
+  const authorsOf = groupedBy(credits, (credit) => credit.book_id);
   const outcomes = merges.map(({ fromId, intoId }): MergeOutcome => {
     const touched = new Set([fromId, intoId]);
     const changes: Change[] = [];
     for (const { id } of movedBy.get(fromId) ?? []) {
       changes.push({ entity: 'book', id, operation: 'update' });
       touched.add(id);
-      for (const author of authorsOf.get(id) ?? []) touched.add(author);
+      for (const { author_id } of authorsOf.get(id) ?? []) touched.add(author_id);
     }
     changes.push({ entity: 'work', id: fromId, operation: 'merge', survivorId: intoId });
     for (const { id } of repointedBy.get(fromId) ?? []) {
@@ -111,6 +113,17 @@ export async function mergeWorksInTransaction(client: PoolClient, merges: readon
     outcomes.flatMap((outcome) => (outcome.merged ? outcome.changes : [])),
   );
   return outcomes;
+}
+
+function groupedBy<T>(list: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of list) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 /** The same merge inside the caller's transaction (an importer merging as its records say). */
@@ -132,6 +145,7 @@ export async function mergeInTransaction(client: PoolClient, kind: EntityKind, f
     return { merged: false, refused: `${kind} ${intoId} is a redirect to ${into.merged_into}; merge into ${into.merged_into} instead` };
   }
   if (from.merged_into) return { merged: false, refused: `${kind} ${fromId} is already merged into ${from.merged_into}` };
+  if (kind === 'work') return (await mergeApartWorks(client, [{ fromId, intoId }]))[0]!;
 
   const touched = new Set([fromId, intoId]);
   const changes: Change[] = [];
@@ -165,28 +179,8 @@ interface Moved {
   alsoTouched: string[];
 }
 
-const MOVE: Record<EntityKind, (client: PoolClient, fromId: string, intoId: string) => Promise<Moved>> = {
-  /** Editions of FROM become editions of INTO. */
-  async work(client, fromId, intoId) {
-    const { rows } = await client.query<{ id: string }>(
-      'update books set work_id = $2, updated_at = now() where work_id = $1 and merged_into is null returning id',
-      [fromId, intoId],
-    );
-    // Redirect rows follow too, so that no book ever points at a merged work.
-    await client.query('update books set work_id = $2 where work_id = $1', [fromId, intoId]);
-    await client.query(
-      'update works set original_year = least(original_year, (select original_year from works where id = $1)) where id = $2',
-      [fromId, intoId],
-    );
-    return {
-      books: rows.map((row) => row.id),
-      alsoTouched: await authorsOfBooks(
-        client,
-        rows.map((row) => row.id),
-      ),
-    };
-  },
-
+// A work's merge is mergeApartWorks's, for one.
+const MOVE: Record<Exclude<EntityKind, 'work'>, (client: PoolClient, fromId: string, intoId: string) => Promise<Moved>> = {
   /** FROM's books are credited to INTO (once), and FROM's spellings become INTO's. */
   async author(client, fromId, intoId) {
     const { rows } = await client.query<{ book_id: string }>('select book_id from book_authors where author_id = $1', [fromId]);
