@@ -45,10 +45,10 @@ export function quoted(text: string): string {
 
 // A word split where its apostrophe was, as spreadsheets, OCR and other systems' exports write it:
 // an elided first letter before a word ("o connor", "l engle", "d artagnan"), and a clitic after
-// one ("handmaid s", "don t", "you re", "we ll", "i ve", "i m"). A letter among initials is one of
-// them ("j d salinger", "a s byatt").
+// one ("handmaid s", "don t", "you re", "we ll", "she d") or after "I" ("i ve", "i m", "i ll", "i d").
+// A letter among initials is none of them ("j d salinger", "a s byatt", "caragh m. o brien").
 const ELIDED_LETTER = /(?<![\p{L}\p{M}\p{N}'’])(?<!(?:^|\s)\p{L} )([dlo]) (?=\p{L}{2})/giu;
-const CLITIC = /(?<=(?:^|\s)\p{L}{2,}) (s|t|re|ll|ve|m)(?![\p{L}\p{M}\p{N}'’])/giu;
+const CLITIC = /(?<=(?:^|\s)(?:\p{L}{2,}|i)) (s|t|re|ll|ve|m|d)(?![\p{L}\p{M}\p{N}'’.])/giu;
 
 /**
  * The text with words split at an apostrophe joined again ("flannery o connor" → "flannery
