@@ -1,6 +1,6 @@
 import { TRENDING_KEPT, TRENDING_PERIOD_DAYS } from '../../../src/domain/trending.js';
-import { recordChanges } from '../../../src/stores/postgres/changes.js';
-import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
+import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
+import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
 import { copyLines, copyText } from './copy.js';
 
 /**
@@ -173,12 +173,14 @@ export interface PopularityOutcome {
   works: number;
   /** Live books whose work's popularity or readers changed; an 'update' change was recorded for each. */
   changed: number;
-  /** Works whose readers (shelves or stars) changed: their records, and their books', show them. */
-  readersChanged: string[];
+  /** How many works' readers (shelves or stars) changed: their records, and their books', show them. */
+  readersChanged: number;
 }
 
 // Any constant works; it only has to be the same for every process that derives.
 const DERIVE_LOCK = 7_340_020;
+// Works whose readers changed, handed on at a time: a dump can change millions.
+const CHANGED_WORKS_PAGE = 10_000;
 
 /**
  * Derives, for each live work, in one transaction:
@@ -188,16 +190,47 @@ const DERIVE_LOCK = 7_340_020;
  * its readers as records show them (work_readers), and the works trending in each period
  * (trending_works). Work keys follow Open Library's redirects and our merges to the surviving work.
  * Every live book of a work whose popularity or readers changed gets an 'update' change, so
- * `bookmeta sync` reindexes it.
+ * `bookmeta sync` reindexes it. Once committed, the works whose readers changed are handed to
+ * `readersChanged` a page at a time.
  */
-export async function deriveWorkPopularity(pool: Pool): Promise<PopularityOutcome> {
-  return withTransaction(pool, (client) => deriveWorkPopularityIn(client));
+export async function deriveWorkPopularity(
+  pool: Pool,
+  readersChanged?: (workIds: readonly string[]) => Promise<void>,
+): Promise<PopularityOutcome> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const outcome = await deriveWorkPopularityIn(client);
+    // A cursor held past the commit keeps the committed works in PostgreSQL, to hand on a page at a time.
+    if (readersChanged) await client.query('declare readers_changed_works cursor with hold for select work_id from readers_changed');
+    await client.query('commit');
+    if (readersChanged) {
+      try {
+        for (;;) {
+          const { rows } = await client.query<{ work_id: string }>(`fetch ${CHANGED_WORKS_PAGE} from readers_changed_works`);
+          if (rows.length === 0) break;
+          await readersChanged(rows.map((row) => row.work_id));
+        }
+      } finally {
+        // The connection goes back to the pool: the next derivation there declares the cursor again.
+        await client.query('close readers_changed_works').catch(() => undefined);
+      }
+    }
+    return outcome;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /**
- * The same in the caller's transaction. A book this transaction wrote (its row's xmin) has a change
- * of this transaction already, which commits with the popularity: sync reads it with the popularity
- * in place, so it gets no 'update' of its own (a first load's books: one change each, not two).
+ * The same in the caller's transaction, which then holds the works whose readers changed in the
+ * temporary table readers_changed (work_id) until it ends. A book this transaction wrote (its row's
+ * xmin) has a change of this transaction already, which commits with the popularity: sync reads it
+ * with the popularity in place, so it gets no 'update' of its own (a first load's books: one change
+ * each, not two). The changed works stay in PostgreSQL: a dump can change millions.
  */
 export async function deriveWorkPopularityIn(client: PoolClient): Promise<PopularityOutcome> {
   await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
@@ -226,34 +259,42 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
     [POPULARITY_PER_READER, POPULARITY_PER_EDITION],
   );
   await client.query('delete from derived_popularity where popularity = 0');
-  const { rows: upserted } = await client.query<{ work_id: string }>(
-    `insert into work_popularity as p (work_id, popularity)
-     select work_id, popularity from derived_popularity
-     on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
-     returning work_id`,
-  );
-  const { rows: removed } = await client.query<{ work_id: string }>(
-    `delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id`,
+  // Works whose popularity or readers changed; a work can be here twice.
+  await client.query('create temp table changed_works (work_id text not null) on commit drop');
+  await client.query(
+    `with upserted as (
+       insert into work_popularity as p (work_id, popularity)
+       select work_id, popularity from derived_popularity
+       on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
+       returning work_id
+     ),
+     removed as (
+       delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id
+     )
+     insert into changed_works select work_id from upserted union all select work_id from removed`,
   );
   const readersChanged = await deriveWorkReaders(client);
+  await client.query('insert into changed_works select work_id from readers_changed');
   await deriveTrending(client);
-  const works = [...new Set([...upserted, ...removed].map((row) => row.work_id).concat(readersChanged))];
-  const { rows: books } = await client.query<{ id: string }>(
-    `select id from books
-      where work_id = any($1::text[]) and merged_into is null and deleted_at is null and xmin <> pg_current_xact_id()::xid
-      order by id`,
-    [works],
+  const { rowCount: changed } = await client.query(
+    `create temp table changed_books on commit drop as
+     select id from books
+      where work_id in (select work_id from changed_works) and merged_into is null and deleted_at is null
+        and xmin <> pg_current_xact_id()::xid`,
   );
-  await recordChanges(
-    client,
-    books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),
-  );
+  if ((changed ?? 0) > 0) {
+    await lockChangeSequence(client);
+    await client.query(`insert into changes (entity, entity_id, operation) select 'book', id, 'update' from changed_books order by id`);
+  }
   const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
-  return { works: total[0]?.n ?? 0, changed: books.length, readersChanged };
+  return { works: total[0]?.n ?? 0, changed: changed ?? 0, readersChanged };
 }
 
-/** Each work's shelves and stars from its keys' counts (work_of_key); answers the works whose readers changed. */
-async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
+/**
+ * Each work's shelves and stars from its keys' counts (work_of_key); the works whose readers changed
+ * go to the temporary table readers_changed, and answers how many they are.
+ */
+async function deriveWorkReaders(client: PoolClient): Promise<number> {
   await client.query(
     `create temp table derived_readers on commit drop as
      select r.work_id, sum(c.want_to_read)::int as want_to_read, sum(c.currently_reading)::int as currently_reading,
@@ -263,20 +304,24 @@ async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
       group by r.work_id
      having sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) > 0`,
   );
-  const { rows: upserted } = await client.query<{ work_id: string }>(
-    `insert into work_readers as o (work_id, want_to_read, currently_reading, already_read, rated)
-     select work_id, want_to_read, currently_reading, already_read, rated from derived_readers
-     on conflict (work_id) do update
-       set want_to_read = excluded.want_to_read, currently_reading = excluded.currently_reading,
-           already_read = excluded.already_read, rated = excluded.rated
-       where (o.want_to_read, o.currently_reading, o.already_read, o.rated)
-             is distinct from (excluded.want_to_read, excluded.currently_reading, excluded.already_read, excluded.rated)
-     returning work_id`,
+  const { rowCount } = await client.query(
+    `create temp table readers_changed on commit drop as
+     with upserted as (
+       insert into work_readers as o (work_id, want_to_read, currently_reading, already_read, rated)
+       select work_id, want_to_read, currently_reading, already_read, rated from derived_readers
+       on conflict (work_id) do update
+         set want_to_read = excluded.want_to_read, currently_reading = excluded.currently_reading,
+             already_read = excluded.already_read, rated = excluded.rated
+         where (o.want_to_read, o.currently_reading, o.already_read, o.rated)
+               is distinct from (excluded.want_to_read, excluded.currently_reading, excluded.already_read, excluded.rated)
+       returning work_id
+     ),
+     removed as (
+       delete from work_readers o where not exists (select 1 from derived_readers d where d.work_id = o.work_id) returning work_id
+     )
+     select work_id from upserted union all select work_id from removed`,
   );
-  const { rows: removed } = await client.query<{ work_id: string }>(
-    `delete from work_readers o where not exists (select 1 from derived_readers d where d.work_id = o.work_id) returning work_id`,
-  );
-  return [...upserted, ...removed].map((row) => row.work_id);
+  return rowCount ?? 0;
 }
 
 /**
