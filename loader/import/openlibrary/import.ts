@@ -41,7 +41,9 @@ export async function importOpenLibrary(
   for (const { path, readers } of dumps) if (readers !== null) reports.push(await importReaderDump(path, readers, stores.db, options));
   // Readers and editions make a work's popularity: derived again from everything imported. A work's
   // record shows its readers, and so do its books' (their cached answers are kept under the work too).
-  const popularity = await deriveWorkPopularity(stores.db, stores.cache ? (works) => forgetCached(stores, new Set(works)) : undefined);
+  const popularity = await deriveWorkPopularity(stores.db, {
+    readersChanged: stores.cache ? (works) => forgetCached(stores, new Set(works)) : undefined,
+  });
   stores.log.info(popularity, 'work popularity derived');
   return reports;
 }

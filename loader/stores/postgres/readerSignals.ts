@@ -191,12 +191,16 @@ const CHANGED_WORKS_PAGE = 10_000;
  * (trending_works). Work keys follow Open Library's redirects and our merges to the surviving work.
  * Every live book of a work whose popularity or readers changed gets an 'update' change, so
  * `bookmeta sync` reindexes it. Once committed, the works whose readers changed are handed to
- * `readersChanged` a page at a time.
+ * `readersChanged`, `pageSize` at a time.
  */
 export async function deriveWorkPopularity(
   pool: Pool,
-  readersChanged?: (workIds: readonly string[]) => Promise<void>,
+  {
+    readersChanged,
+    pageSize = CHANGED_WORKS_PAGE,
+  }: { readersChanged?: (workIds: readonly string[]) => Promise<void>; pageSize?: number } = {},
 ): Promise<PopularityOutcome> {
+  if (!Number.isInteger(pageSize) || pageSize <= 0) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
   const client = await pool.connect();
   try {
     await client.query('begin');
@@ -207,7 +211,8 @@ export async function deriveWorkPopularity(
     if (readersChanged) {
       try {
         for (;;) {
-          const { rows } = await client.query<{ work_id: string }>(`fetch ${CHANGED_WORKS_PAGE} from readers_changed_works`);
+          // FETCH takes no parameters; the count is an integer checked above.
+          const { rows } = await client.query<{ work_id: string }>(`fetch forward ${pageSize} from readers_changed_works`);
           if (rows.length === 0) break;
           await readersChanged(rows.map((row) => row.work_id));
         }
