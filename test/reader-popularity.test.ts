@@ -10,7 +10,7 @@ import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { parseReaderLine, readerDumpKind } from '../loader/import/openlibrary/readerDumps.js';
 import { reindex } from '../loader/index/reindex.js';
 import { syncOnce } from '../loader/index/sync.js';
-import { POPULARITY_PER_EDITION, POPULARITY_PER_READER } from '../loader/stores/postgres/readerSignals.js';
+import { deriveWorkPopularity, POPULARITY_PER_EDITION, POPULARITY_PER_READER } from '../loader/stores/postgres/readerSignals.js';
 import { createLogger } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
 import { searchBooks } from '../src/stores/elasticsearch/search.js';
@@ -253,6 +253,30 @@ test.serial(
     t.is(await first(), 'OL771W');
   },
 );
+
+test.serial('the works whose readers changed are handed on once committed, a page at a time, each once', async (t) => {
+  // One more reader for every work key counted: every work it names has new readers.
+  await world.db.query('update openlibrary_reader_counts set want_to_read = want_to_read + 1');
+  const pages: (readonly string[])[] = [];
+  const outcome = await deriveWorkPopularity(world.db, {
+    pageSize: 2,
+    readersChanged: async (works) => {
+      // Read on another connection: the new readers are committed.
+      const { rows } = await world.db.query<{ n: number }>(
+        'select count(*)::int as n from work_readers where work_id = any($1::text[]) and want_to_read > 0',
+        [works],
+      );
+      t.is(rows[0]!.n, works.length);
+      pages.push(works);
+    },
+  });
+  const { rows } = await world.db.query<{ work_id: string }>('select work_id from work_readers');
+  const works = rows.map((row) => row.work_id).sort();
+  t.true(works.length > 2, `${works.length} works with readers`);
+  t.is(outcome.readersChanged, works.length);
+  t.deepEqual(pages.flat().sort(), works);
+  t.true(pages.every((page) => page.length <= 2));
+});
 
 test("the generator writes readers' dumps of a skewed popularity, and the collisions of the real catalogue", async (t) => {
   const dir = join(scratch, 'generated');

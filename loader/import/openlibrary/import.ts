@@ -39,11 +39,12 @@ export async function importOpenLibrary(
   const reports = catalogue.length > 0 ? await importCatalogueDumps(catalogue, stores, options) : [];
   stores.log.info(await resolveTouchedAuthors(stores.db, stores.cache), 'authors resolved across sources');
   for (const { path, readers } of dumps) if (readers !== null) reports.push(await importReaderDump(path, readers, stores.db, options));
-  // Readers and editions make a work's popularity: derived again from everything imported.
-  const { readersChanged, ...popularity } = await deriveWorkPopularity(stores.db);
-  stores.log.info({ ...popularity, readersChanged: readersChanged.length }, 'work popularity derived');
-  // A work's record shows its readers, and so do its books' (their cached answers are kept under the work too).
-  await forgetCached(stores, new Set(readersChanged));
+  // Readers and editions make a work's popularity: derived again from everything imported. A work's
+  // record shows its readers, and so do its books' (their cached answers are kept under the work too).
+  const popularity = await deriveWorkPopularity(stores.db, {
+    readersChanged: stores.cache ? (works) => forgetCached(stores, new Set(works)) : undefined,
+  });
+  stores.log.info(popularity, 'work popularity derived');
   return reports;
 }
 

@@ -5,9 +5,9 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { Pool } from '../../../src/stores/postgres/pool.js';
 import { createProgress } from '../../index/progress.js';
-import { ReaderCounting, type ReaderDumpKind, type ReaderTally } from '../../stores/postgres/readerSignals.js';
+import { ReaderCounting, type ReaderDumpKind, type ReaderField, type ReaderLine } from '../../stores/postgres/readerSignals.js';
 import type { ImportReport } from '../importer.js';
-import { dumpLines, emptyReport } from './dump.js';
+import { dumpLines, emptyReport, reject } from './dump.js';
 
 /**
  * Open Library's readers' dumps, published monthly beside the others (CC0):
@@ -16,16 +16,15 @@ import { dumpLines, emptyReport } from './dump.js';
  *  - ratings (ol_dump_ratings_DATE.txt.gz): work key, edition key or empty, rating 1 to 5, date.
  * Tab-separated, one reader's entry a line, no reader named. Only counts are kept (see
  * stores/postgres/readerSignals.ts): per work, each shelf and each star, and the reading log's
- * entries per work and day for trending. A dump replaces the counts of the previous one, so a
- * second run of the same file changes nothing. A bad line is rejected with its line number and reason.
+ * entries per work and day for trending. The lines stream into PostgreSQL, which counts them. A
+ * dump replaces the counts of the previous one, so a second run of the same file changes nothing.
+ * A bad line is rejected with its line number and reason.
  */
 
-// Lines summed in Node before PostgreSQL adds them up: most lines of a batch name few works.
-const TALLY_BATCH = 50_000;
-// A real dump can have many bad lines; the report lists this many and counts the rest.
-const LISTED_REJECTIONS = 1_000;
+// Lines per chunk handed to COPY: enough to cost nothing per line; Node holds about a chunk at a time.
+const LINES_PER_CHUNK = 1_000;
 
-const SHELVES: Record<string, keyof ReaderTally> = {
+const SHELVES: Record<string, ReaderField> = {
   'Want to Read': 'wantToRead',
   'Currently Reading': 'currentlyReading',
   'Already Read': 'alreadyRead',
@@ -35,16 +34,6 @@ const WORK_KEY = /^(?:\/works\/)?(OL\d+W)$/u;
 const EDITION_KEY = /^(?:(?:\/books\/)?OL\d+M|\\N)?$/u;
 const DATE = /^\d{4}-\d{2}-\d{2}(?:[ T][\d:.]+)?$/u;
 const HEADER = /^work_(?:key|id)\t/u;
-
-export interface ReaderLine {
-  /** The work's key as openlibrary_records holds it ("OL45804W"). */
-  workKey: string;
-  /** The shelf's counter, or `ratings` with the rating. */
-  field: keyof ReaderTally;
-  rating: number;
-  /** The day of the entry, `YYYY-MM-DD`. */
-  day: string;
-}
 
 /** Whether `YYYY-MM-DD` names a day of the calendar (not 2023-02-30, nor the year 0 PostgreSQL has not), as PostgreSQL's date will read it. */
 const isCalendarDay = (day: string): boolean => {
@@ -83,20 +72,6 @@ export function parseReaderLine(kind: ReaderDumpKind, text: string): ReaderLine 
   return { workKey: workKey[1]!, field: 'ratings', rating: Number(value), day };
 }
 
-const emptyTally = (): ReaderTally => ({
-  wantToRead: 0,
-  currentlyReading: 0,
-  alreadyRead: 0,
-  ratings: 0,
-  ratingSum: 0,
-  rated1: 0,
-  rated2: 0,
-  rated3: 0,
-  rated4: 0,
-  rated5: 0,
-});
-const STARS = ['rated1', 'rated2', 'rated3', 'rated4', 'rated5'] as const;
-
 export async function importReaderDump(
   path: string,
   kind: ReaderDumpKind,
@@ -110,42 +85,35 @@ export async function importReaderDump(
   try {
     // Opened once counting can start: the lines flow from then on.
     const dump = dumpLines(path);
-    let tallies = new Map<string, ReaderTally>();
-    // Reading-log entries per "<work key>\t<day>".
-    let days = new Map<string, number>();
-    let pending = 0;
-    const flush = async () => {
-      await counting.add(tallies, days);
+    let shown = 0;
+    const showProgress = () => {
       const read = dump.bytesRead();
       if (read > 0) progress?.setTotal(Math.round((report.read * size) / read));
-      progress?.add(pending);
-      tallies = new Map();
-      days = new Map();
-      pending = 0;
+      progress?.add(report.read - shown);
+      shown = report.read;
     };
-    for await (const { line, text } of dump.lines) {
-      const parsed = parseReaderLine(kind, text);
-      if (parsed === null) continue;
-      report.read += 1;
-      pending += 1;
-      if ('rejected' in parsed) {
-        if (report.rejected.length < LISTED_REJECTIONS) report.rejected.push({ line, reason: parsed.rejected });
-        else report.rejectedUnlisted! += 1;
-        continue;
+    async function* chunks(): AsyncGenerator<ReaderLine[]> {
+      let chunk: ReaderLine[] = [];
+      for await (const { line, text } of dump.lines) {
+        const parsed = parseReaderLine(kind, text);
+        if (parsed === null) continue;
+        report.read += 1;
+        if ('rejected' in parsed) {
+          reject(report, line, parsed.rejected);
+          continue;
+        }
+        report.imported += 1;
+        chunk.push(parsed);
+        if (chunk.length === LINES_PER_CHUNK) {
+          yield chunk;
+          chunk = [];
+          showProgress();
+        }
       }
-      let tally = tallies.get(parsed.workKey);
-      if (tally === undefined) tallies.set(parsed.workKey, (tally = emptyTally()));
-      tally[parsed.field] += 1;
-      tally.ratingSum += parsed.rating;
-      if (parsed.rating > 0) tally[STARS[parsed.rating - 1]!] += 1;
-      if (kind === 'reading-log') {
-        const workDay = `${parsed.workKey}\t${parsed.day}`;
-        days.set(workDay, (days.get(workDay) ?? 0) + 1);
-      }
-      report.imported += 1;
-      if (pending >= TALLY_BATCH) await flush();
+      if (chunk.length > 0) yield chunk;
+      showProgress();
     }
-    await flush();
+    await counting.stage(chunks());
     const outcome = await counting.finish();
     report.inserted = outcome.inserted;
     report.updated = outcome.updated;

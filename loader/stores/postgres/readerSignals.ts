@@ -1,6 +1,7 @@
 import { TRENDING_KEPT, TRENDING_PERIOD_DAYS } from '../../../src/domain/trending.js';
-import { recordChanges } from '../../../src/stores/postgres/changes.js';
-import { withTransaction, type Pool, type PoolClient } from '../../../src/stores/postgres/pool.js';
+import { lockChangeSequence } from '../../../src/stores/postgres/changes.js';
+import type { Pool, PoolClient } from '../../../src/stores/postgres/pool.js';
+import { copyLines, copyText } from './copy.js';
 
 /**
  * The SQL of Open Library's readers' signals: counting the reading-log and ratings dumps per work
@@ -12,19 +13,18 @@ import { withTransaction, type Pool, type PoolClient } from '../../../src/stores
 
 export type ReaderDumpKind = 'reading-log' | 'ratings';
 
-/** One work key's lines in a batch of a dump. */
-export interface ReaderTally {
-  wantToRead: number;
-  currentlyReading: number;
-  alreadyRead: number;
-  ratings: number;
-  ratingSum: number;
-  /** Readers who gave one star, two... */
-  rated1: number;
-  rated2: number;
-  rated3: number;
-  rated4: number;
-  rated5: number;
+/** What a line of a readers' dump adds one to: its reading-log shelf, or `ratings`. */
+export type ReaderField = 'wantToRead' | 'currentlyReading' | 'alreadyRead' | 'ratings';
+
+/** One reader's entry in a readers' dump. */
+export interface ReaderLine {
+  /** The work's key as openlibrary_records holds it ("OL45804W"). */
+  workKey: string;
+  field: ReaderField;
+  /** 1 to 5 in the ratings dump, 0 in the reading log. */
+  rating: number;
+  /** The day of the entry, `YYYY-MM-DD`. */
+  day: string;
 }
 
 export interface CountsOutcome {
@@ -36,31 +36,38 @@ export interface CountsOutcome {
   unchanged: number;
 }
 
+// What each count column of openlibrary_reader_counts is, over a file's staged lines (reader_lines).
+const COUNTED = {
+  want_to_read: "count(*) filter (where counter = 'want_to_read')",
+  currently_reading: "count(*) filter (where counter = 'currently_reading')",
+  already_read: "count(*) filter (where counter = 'already_read')",
+  ratings: "count(*) filter (where counter = 'ratings')",
+  rating_sum: 'sum(rating)',
+  rated_1: 'count(*) filter (where rating = 1)',
+  rated_2: 'count(*) filter (where rating = 2)',
+  rated_3: 'count(*) filter (where rating = 3)',
+  rated_4: 'count(*) filter (where rating = 4)',
+  rated_5: 'count(*) filter (where rating = 5)',
+} as const;
 // The columns a dump kind owns: importing one dump leaves the other's counts alone.
-const COLUMNS: Record<ReaderDumpKind, readonly (keyof typeof SQL_NAME)[]> = {
-  'reading-log': ['wantToRead', 'currentlyReading', 'alreadyRead'],
-  ratings: ['ratings', 'ratingSum', 'rated1', 'rated2', 'rated3', 'rated4', 'rated5'],
+const COLUMNS: Record<ReaderDumpKind, readonly (keyof typeof COUNTED)[]> = {
+  'reading-log': ['want_to_read', 'currently_reading', 'already_read'],
+  ratings: ['ratings', 'rating_sum', 'rated_1', 'rated_2', 'rated_3', 'rated_4', 'rated_5'],
 };
-const SQL_NAME = {
+const COUNTER: Record<ReaderField, keyof typeof COUNTED> = {
   wantToRead: 'want_to_read',
   currentlyReading: 'currently_reading',
   alreadyRead: 'already_read',
   ratings: 'ratings',
-  ratingSum: 'rating_sum',
-  rated1: 'rated_1',
-  rated2: 'rated_2',
-  rated3: 'rated_3',
-  rated4: 'rated_4',
-  rated5: 'rated_5',
-} as const;
-const TALLIED = Object.keys(SQL_NAME) as (keyof ReaderTally)[];
+};
+const STAGED = ['work_key', 'counter', 'rating', 'day'] as const;
 
 /**
- * The counts of one dump file, gathered batch by batch in temporary tables of one session and
- * written in one transaction at the end: a dump is a whole snapshot, so its counts replace those of
- * the previous one (a work key the file no longer names drops to zero; a reading log's entries by
- * day are the file's), and a killed import writes nothing. Memory stays constant in Node;
- * PostgreSQL sums the batches.
+ * The counts of one dump file: its lines are copied, as they are read, into a temporary table of
+ * one session, and summed by PostgreSQL in one transaction at the end. A dump is a whole snapshot,
+ * so its counts replace those of the previous one (a work key the file no longer names drops to
+ * zero; a reading log's entries by day are the file's), and a killed import writes nothing. Node
+ * holds a chunk of lines at a time, whatever the size of the file or of the catalogue.
  */
 export class ReaderCounting {
   private constructor(
@@ -71,11 +78,10 @@ export class ReaderCounting {
   static async open(pool: Pool, kind: ReaderDumpKind): Promise<ReaderCounting> {
     const client = await pool.connect();
     try {
-      await client.query('drop table if exists reader_batches, reader_day_batches');
+      await client.query('drop table if exists reader_lines');
       await client.query(
-        `create temp table reader_batches (work_key text not null, ${TALLIED.map((name) => `${SQL_NAME[name]} ${name === 'ratingSum' ? 'bigint' : 'integer'}`).join(', ')})`,
+        'create temp table reader_lines (work_key text not null, counter text not null, rating smallint not null, day date not null)',
       );
-      await client.query('create temp table reader_day_batches (work_key text not null, day date not null, added integer not null)');
     } catch (error) {
       client.release();
       throw error;
@@ -83,41 +89,40 @@ export class ReaderCounting {
     return new ReaderCounting(client, kind);
   }
 
-  /** Adds a batch's tallies per work key, and its reading-log entries per "<work key>\t<day>". */
-  async add(tallies: ReadonlyMap<string, ReaderTally>, days: ReadonlyMap<string, number>): Promise<void> {
-    if (tallies.size > 0) {
-      const keys = [...tallies.keys()];
-      await this.client.query(
-        `insert into reader_batches select * from unnest($1::text[], ${TALLIED.map((name, i) => `$${i + 2}::${name === 'ratingSum' ? 'bigint' : 'int'}[]`).join(', ')})`,
-        [keys, ...TALLIED.map((name) => keys.map((key) => tallies.get(key)![name]))],
-      );
+  /** Copies the file's lines, chunk by chunk as they come, in one COPY. */
+  async stage(chunks: AsyncIterable<readonly ReaderLine[]>): Promise<void> {
+    async function* text(): AsyncGenerator<string> {
+      for await (const chunk of chunks) {
+        yield copyLines(
+          STAGED,
+          chunk.map((line) => ({ work_key: line.workKey, counter: COUNTER[line.field], rating: line.rating, day: line.day })),
+        );
+      }
     }
-    if (days.size > 0) {
-      const workDays = [...days.keys()].map((workDay) => workDay.split('\t') as [string, string]);
-      await this.client.query('insert into reader_day_batches select * from unnest($1::text[], $2::date[], $3::int[])', [
-        workDays.map(([workKey]) => workKey),
-        workDays.map(([, day]) => day),
-        [...days.values()],
-      ]);
-    }
+    await copyText(this.client, 'reader_lines', STAGED, text());
   }
 
   /** Replaces this kind's counts with the file's, in one transaction. */
   async finish(): Promise<CountsOutcome> {
-    const columns = COLUMNS[this.kind].map((name) => SQL_NAME[name]);
+    const columns = COLUMNS[this.kind];
     const list = columns.join(', ');
     const client = this.client;
     try {
       await client.query('begin');
-      await client.query(
-        `create temp table reader_file on commit drop as select work_key, ${columns.map((c) => `sum(${c})::bigint as ${c}`).join(', ')} from reader_batches group by work_key`,
+      const { rowCount: fileKeys } = await client.query(
+        `create temp table reader_file on commit drop as
+         select work_key, ${columns.map((c) => `${COUNTED[c]}::bigint as ${c}`).join(', ')} from reader_lines group by work_key`,
       );
-      const { rows } = await client.query<{ inserted: boolean }>(
-        `insert into openlibrary_reader_counts as c (work_key, ${list})
-         select work_key, ${list} from reader_file
-         on conflict (work_key) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}
-           where (${columns.map((c) => `c.${c}`).join(', ')}) is distinct from (${columns.map((c) => `excluded.${c}`).join(', ')})
-         returning (xmax = 0) as inserted`,
+      // Counted here, not returned: a dump names millions of work keys.
+      const { rows: written } = await client.query<{ inserted: number; updated: number }>(
+        `with written as (
+           insert into openlibrary_reader_counts as c (work_key, ${list})
+           select work_key, ${list} from reader_file
+           on conflict (work_key) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}
+             where (${columns.map((c) => `c.${c}`).join(', ')}) is distinct from (${columns.map((c) => `excluded.${c}`).join(', ')})
+           returning (xmax = 0) as inserted
+         )
+         select count(*) filter (where inserted)::bigint as inserted, count(*) filter (where not inserted)::bigint as updated from written`,
       );
       const { rowCount: dropped } = await client.query(
         `update openlibrary_reader_counts c set ${columns.map((c) => `${c} = 0`).join(', ')}
@@ -125,11 +130,9 @@ export class ReaderCounting {
             and not exists (select 1 from reader_file f where f.work_key = c.work_key)`,
       );
       if (this.kind === 'reading-log') await replaceReadingLogDays(client);
-      const { rows: file } = await client.query<{ n: number }>('select count(*)::bigint as n from reader_file');
       await client.query('commit');
-      const inserted = rows.filter((row) => row.inserted).length;
-      const updated = rows.length - inserted;
-      return { inserted, updated: updated + (dropped ?? 0), unchanged: (file[0]?.n ?? 0) - rows.length };
+      const { inserted, updated } = written[0]!;
+      return { inserted, updated: updated + (dropped ?? 0), unchanged: (fileKeys ?? 0) - inserted - updated };
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       throw error;
@@ -137,7 +140,7 @@ export class ReaderCounting {
   }
 
   async close(): Promise<void> {
-    await this.client.query('drop table if exists reader_batches, reader_day_batches').catch(() => undefined);
+    await this.client.query('drop table if exists reader_lines').catch(() => undefined);
     this.client.release();
   }
 }
@@ -150,8 +153,8 @@ async function replaceReadingLogDays(client: PoolClient): Promise<void> {
   await client.query('delete from openlibrary_reading_log_days');
   await client.query(
     `insert into openlibrary_reading_log_days (work_key, day, added)
-     select work_key, day, sum(added)::int from reader_day_batches
-      where day > (select max(day) from reader_day_batches) - $1::int
+     select work_key, day, count(*)::int from reader_lines
+      where day > (select max(day) from reader_lines) - $1::int
       group by work_key, day`,
     [TRENDING_PERIOD_DAYS.year],
   );
@@ -170,12 +173,14 @@ export interface PopularityOutcome {
   works: number;
   /** Live books whose work's popularity or readers changed; an 'update' change was recorded for each. */
   changed: number;
-  /** Works whose readers (shelves or stars) changed: their records, and their books', show them. */
-  readersChanged: string[];
+  /** How many works' readers (shelves or stars) changed: their records, and their books', show them. */
+  readersChanged: number;
 }
 
 // Any constant works; it only has to be the same for every process that derives.
 const DERIVE_LOCK = 7_340_020;
+// Works whose readers changed, handed on at a time: a dump can change millions.
+const CHANGED_WORKS_PAGE = 10_000;
 
 /**
  * Derives, for each live work, in one transaction:
@@ -185,16 +190,52 @@ const DERIVE_LOCK = 7_340_020;
  * its readers as records show them (work_readers), and the works trending in each period
  * (trending_works). Work keys follow Open Library's redirects and our merges to the surviving work.
  * Every live book of a work whose popularity or readers changed gets an 'update' change, so
- * `bookmeta sync` reindexes it.
+ * `bookmeta sync` reindexes it. Once committed, the works whose readers changed are handed to
+ * `readersChanged`, `pageSize` at a time.
  */
-export async function deriveWorkPopularity(pool: Pool): Promise<PopularityOutcome> {
-  return withTransaction(pool, (client) => deriveWorkPopularityIn(client));
+export async function deriveWorkPopularity(
+  pool: Pool,
+  {
+    readersChanged,
+    pageSize = CHANGED_WORKS_PAGE,
+  }: { readersChanged?: (workIds: readonly string[]) => Promise<void>; pageSize?: number } = {},
+): Promise<PopularityOutcome> {
+  if (!Number.isInteger(pageSize) || pageSize <= 0) throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const outcome = await deriveWorkPopularityIn(client);
+    // A cursor held past the commit keeps the committed works in PostgreSQL, to hand on a page at a time.
+    if (readersChanged) await client.query('declare readers_changed_works cursor with hold for select work_id from readers_changed');
+    await client.query('commit');
+    if (readersChanged) {
+      try {
+        for (;;) {
+          // FETCH takes no parameters; the count is an integer checked above.
+          const { rows } = await client.query<{ work_id: string }>(`fetch forward ${pageSize} from readers_changed_works`);
+          if (rows.length === 0) break;
+          await readersChanged(rows.map((row) => row.work_id));
+        }
+      } finally {
+        // The connection goes back to the pool: the next derivation there declares the cursor again.
+        await client.query('close readers_changed_works').catch(() => undefined);
+      }
+    }
+    return outcome;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /**
- * The same in the caller's transaction. A book this transaction wrote (its row's xmin) has a change
- * of this transaction already, which commits with the popularity: sync reads it with the popularity
- * in place, so it gets no 'update' of its own (a first load's books: one change each, not two).
+ * The same in the caller's transaction, which then holds the works whose readers changed in the
+ * temporary table readers_changed (work_id) until it ends. A book this transaction wrote (its row's
+ * xmin) has a change of this transaction already, which commits with the popularity: sync reads it
+ * with the popularity in place, so it gets no 'update' of its own (a first load's books: one change
+ * each, not two). The changed works stay in PostgreSQL: a dump can change millions.
  */
 export async function deriveWorkPopularityIn(client: PoolClient): Promise<PopularityOutcome> {
   await client.query('select pg_advisory_xact_lock($1)', [DERIVE_LOCK]);
@@ -223,34 +264,42 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
     [POPULARITY_PER_READER, POPULARITY_PER_EDITION],
   );
   await client.query('delete from derived_popularity where popularity = 0');
-  const { rows: upserted } = await client.query<{ work_id: string }>(
-    `insert into work_popularity as p (work_id, popularity)
-     select work_id, popularity from derived_popularity
-     on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
-     returning work_id`,
-  );
-  const { rows: removed } = await client.query<{ work_id: string }>(
-    `delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id`,
+  // Works whose popularity or readers changed; a work can be here twice.
+  await client.query('create temp table changed_works (work_id text not null) on commit drop');
+  await client.query(
+    `with upserted as (
+       insert into work_popularity as p (work_id, popularity)
+       select work_id, popularity from derived_popularity
+       on conflict (work_id) do update set popularity = excluded.popularity where p.popularity <> excluded.popularity
+       returning work_id
+     ),
+     removed as (
+       delete from work_popularity p where not exists (select 1 from derived_popularity d where d.work_id = p.work_id) returning work_id
+     )
+     insert into changed_works select work_id from upserted union all select work_id from removed`,
   );
   const readersChanged = await deriveWorkReaders(client);
+  await client.query('insert into changed_works select work_id from readers_changed');
   await deriveTrending(client);
-  const works = [...new Set([...upserted, ...removed].map((row) => row.work_id).concat(readersChanged))];
-  const { rows: books } = await client.query<{ id: string }>(
-    `select id from books
-      where work_id = any($1::text[]) and merged_into is null and deleted_at is null and xmin <> pg_current_xact_id()::xid
-      order by id`,
-    [works],
+  const { rowCount: changed } = await client.query(
+    `create temp table changed_books on commit drop as
+     select id from books
+      where work_id in (select work_id from changed_works) and merged_into is null and deleted_at is null
+        and xmin <> pg_current_xact_id()::xid`,
   );
-  await recordChanges(
-    client,
-    books.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),
-  );
+  if ((changed ?? 0) > 0) {
+    await lockChangeSequence(client);
+    await client.query(`insert into changes (entity, entity_id, operation) select 'book', id, 'update' from changed_books order by id`);
+  }
   const { rows: total } = await client.query<{ n: number }>('select count(*)::bigint as n from work_popularity');
-  return { works: total[0]?.n ?? 0, changed: books.length, readersChanged };
+  return { works: total[0]?.n ?? 0, changed: changed ?? 0, readersChanged };
 }
 
-/** Each work's shelves and stars from its keys' counts (work_of_key); answers the works whose readers changed. */
-async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
+/**
+ * Each work's shelves and stars from its keys' counts (work_of_key); the works whose readers changed
+ * go to the temporary table readers_changed, and answers how many they are.
+ */
+async function deriveWorkReaders(client: PoolClient): Promise<number> {
   await client.query(
     `create temp table derived_readers on commit drop as
      select r.work_id, sum(c.want_to_read)::int as want_to_read, sum(c.currently_reading)::int as currently_reading,
@@ -260,20 +309,24 @@ async function deriveWorkReaders(client: PoolClient): Promise<string[]> {
       group by r.work_id
      having sum(c.want_to_read + c.currently_reading + c.already_read + c.ratings) > 0`,
   );
-  const { rows: upserted } = await client.query<{ work_id: string }>(
-    `insert into work_readers as o (work_id, want_to_read, currently_reading, already_read, rated)
-     select work_id, want_to_read, currently_reading, already_read, rated from derived_readers
-     on conflict (work_id) do update
-       set want_to_read = excluded.want_to_read, currently_reading = excluded.currently_reading,
-           already_read = excluded.already_read, rated = excluded.rated
-       where (o.want_to_read, o.currently_reading, o.already_read, o.rated)
-             is distinct from (excluded.want_to_read, excluded.currently_reading, excluded.already_read, excluded.rated)
-     returning work_id`,
+  const { rowCount } = await client.query(
+    `create temp table readers_changed on commit drop as
+     with upserted as (
+       insert into work_readers as o (work_id, want_to_read, currently_reading, already_read, rated)
+       select work_id, want_to_read, currently_reading, already_read, rated from derived_readers
+       on conflict (work_id) do update
+         set want_to_read = excluded.want_to_read, currently_reading = excluded.currently_reading,
+             already_read = excluded.already_read, rated = excluded.rated
+         where (o.want_to_read, o.currently_reading, o.already_read, o.rated)
+               is distinct from (excluded.want_to_read, excluded.currently_reading, excluded.already_read, excluded.rated)
+       returning work_id
+     ),
+     removed as (
+       delete from work_readers o where not exists (select 1 from derived_readers d where d.work_id = o.work_id) returning work_id
+     )
+     select work_id from upserted union all select work_id from removed`,
   );
-  const { rows: removed } = await client.query<{ work_id: string }>(
-    `delete from work_readers o where not exists (select 1 from derived_readers d where d.work_id = o.work_id) returning work_id`,
-  );
-  return [...upserted, ...removed].map((row) => row.work_id);
+  return rowCount ?? 0;
 }
 
 /**
