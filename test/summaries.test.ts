@@ -2,16 +2,18 @@ import test from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 
 import { importOpenLibrary } from '../loader/import/openlibrary/import.js';
 import { reindex } from '../loader/index/reindex.js';
 import type { Config } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { createLogger, loggerOptions } from '../src/log.js';
 import { projectPath } from '../src/paths.js';
-import type { RunningServer } from '../src/server.js';
+import { startServer, type RunningServer } from '../src/server.js';
 import { useApi, startTestServer } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
-import { RedisProcess } from './helpers/faults.js';
+import { RedisProcess, TcpProxy } from './helpers/faults.js';
 import { loaderDeps, type TestLoaderDeps } from './helpers/indexing.js';
 import { callTool, connect } from './helpers/mcp.js';
 import { scrape, value } from './helpers/scrape.js';
@@ -20,7 +22,7 @@ import { scrape, value } from './helpers/scrape.js';
  * The summaries of a subject's page and of trending (issue 29, item 5): kept in Redis, served as
  * kept within the refresh age whatever the catalogue does meanwhile, served once more and
  * recomputed in the background past it, by one caller across instances, and computed in the
- * request when Redis is away. Each test changes the catalogue by importing a new reading log,
+ * request when Redis is away; a refresh that fails leaves the kept page in place. Each test changes the catalogue by importing a new reading log,
  * which changes trending and the readers of the subject's works, and compares with a server that
  * keeps no summaries (SUMMARY_REFRESH_S=0): the catalogue's answer now.
  */
@@ -193,9 +195,40 @@ test.serial('with Redis away a page is computed in the request, as the catalogue
     t.is(await computed(server, 'subject', 'cold'), 2);
     t.is(await computed(server, 'trending', 'cold'), 2);
   } finally {
-    // Redis back first: a client still reconnecting would hold the server's stop.
+    // Redis back and reconnected first: a client still reconnecting would hold the server's stop.
     await redis.start();
+    await eventually(async () => (await fetch(`${server.url}/health`)).status === 200);
     await server.stop();
     await redis.stop();
+  }
+});
+
+test.serial('a background refresh that fails is logged and counted, and the kept page is still served', async (t) => {
+  const elasticsearch = await TcpProxy.start(api.world.config.elasticsearchUrl);
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as { level: number; msg: string });
+      done();
+    },
+  });
+  const config = { ...api.world.config, rateLimitMax: 1_000_000, elasticsearchUrl: elasticsearch.url, summaryRefreshS: SHORT_REFRESH_S };
+  const server = await startServer({ ...config, metricsPort: 0 }, pino(loggerOptions('warn'), sink));
+  try {
+    const path = '/v1/subjects/Poetry?limit=9';
+    const keptAt = Date.now();
+    const kept = await page(server, path);
+    await elasticsearch.close();
+    await sleep(keptAt + SHORT_REFRESH_S * 1_000 + 200 - Date.now());
+    t.deepEqual(await page(server, path), kept, 'served stale while its refresh fails');
+    const failures = async () =>
+      value(await scrape(server.metricsUrl!), 'bookmeta_summary_refresh_failures_total', { summary: 'subject' }) ?? 0;
+    t.true(await eventually(async () => (await failures()) === 1, 30_000));
+    t.true(lines.some((line) => line.level === 40 && line.msg.startsWith('summary refresh failed')));
+    t.deepEqual(await page(server, path), kept, 'still the kept page');
+    t.is(await computed(server, 'subject', 'refresh'), 0);
+  } finally {
+    await server.stop();
+    await elasticsearch.close();
   }
 });
