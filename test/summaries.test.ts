@@ -132,6 +132,16 @@ test.serial(
   },
 );
 
+test.serial('a page asked for many times at once before it is kept is computed once on an instance, and all get it', async (t) => {
+  const paths = { subject: '/v1/subjects/Poetry?limit=11', trending: '/v1/trending?period=year&limit=11' };
+  const before = { subject: await computed(api.server, 'subject', 'cold'), trending: await computed(api.server, 'trending', 'cold') };
+  const asked = Array.from({ length: 12 }, (_, n): keyof typeof paths => (n % 2 === 0 ? 'subject' : 'trending'));
+  const answers = await Promise.all(asked.map((summary) => page(api.server, paths[summary])));
+  for (const [n, summary] of asked.entries()) t.deepEqual(answers[n], answers[summary === 'subject' ? 0 : 1], `request ${n}`);
+  t.is((await computed(api.server, 'subject', 'cold')) - before.subject, 1);
+  t.is((await computed(api.server, 'trending', 'cold')) - before.trending, 1);
+});
+
 test.serial('past the refresh age the kept page is served once more, then replaced by the one computed in the background', async (t) => {
   const [server] = often;
   const paths = ['/v1/subjects/Poetry?limit=5', '/v1/trending?period=month'];

@@ -10,7 +10,8 @@ import type { SummaryStore } from '../stores/redis/summaries.js';
  * refresh age it is still served, and one caller across all instances recomputes it in the
  * background, the new one replacing it. So only the first request of a page waits for it.
  *
- * A summary missing (never asked, or unasked for a day) is computed in the request and kept. Redis
+ * A summary missing (never asked, or unasked for a day) is computed in the request and kept; the
+ * requests for it meanwhile on this instance wait for that computation instead of starting theirs. Redis
  * away: computed in the request, as if there were no cache. A background refresh that fails is
  * logged and leaves the kept summary in place; its lock, left to expire, spaces out the next try.
  */
@@ -31,6 +32,8 @@ export interface SummaryComputations {
 export class SummaryCache {
   /** Computations since the process started, by kind of summary (`subject`, `trending`), for the metrics. */
   readonly computations = new Map<string, SummaryComputations>();
+  /** Cold computations under way in this process, as the body they will keep: a request for the same summary joins one rather than computing it again. */
+  private readonly computing = new Map<string, Promise<string>>();
   private readonly refreshes = new Set<Promise<void>>();
   private readonly refreshMs: number;
   private readonly keepS: number;
@@ -59,14 +62,33 @@ export class SummaryCache {
       if (lookup.now - computedAt >= this.refreshMs) this.refreshLater(kind, name, computedAt, lookup.now, compute);
       return JSON.parse(body) as T;
     }
+    const underWay = this.computing.get(name);
+    if (underWay) return JSON.parse(await underWay) as T;
+    const computation = this.computeCold(kind, name, lookup?.now ?? null, compute);
+    const body = computation.then(({ body }) => body);
+    // Its failure is the first caller's to answer; those joining it answer it as well.
+    body.catch(() => undefined);
+    // Joined until it is kept: a request that found it missing just before then would compute it again.
+    this.computing.set(name, body);
+    return (await computation.finally(() => this.computing.delete(name))).value;
+  }
+
+  /** Computes a summary in the request and keeps it, unless Redis could not be read (`readAt` null). */
+  private async computeCold<T>(
+    kind: string,
+    name: string,
+    readAt: number | null,
+    compute: () => Promise<T>,
+  ): Promise<{ value: T; body: string }> {
     const value = await compute();
     this.count(kind).cold += 1;
-    if (lookup) {
-      this.store.keep(name, JSON.stringify(value), lookup.now, this.keepS).catch((error: unknown) => {
+    const body = JSON.stringify(value);
+    if (readAt !== null) {
+      await this.store.keep(name, body, readAt, this.keepS).catch((error: unknown) => {
         if (!isUnavailable(error)) this.log.warn({ err: error }, 'summary write failed');
       });
     }
-    return value;
+    return { value, body };
   }
 
   /** Resolves once the background refreshes under way have ended, before the stores they use close. */
