@@ -25,11 +25,10 @@ const WORK_FIELDS =
 const TOOL_FRESHNESS = `The ranking and counts are recomputed at most every ${SUMMARY_REFRESH_DEFAULT_S / 60} minutes by default: recent changes may not show yet.`;
 
 const SUMMARY =
-  'Kept as a summary under its canonical parameters and served as kept: its ranking, counts and works are recomputed in the background ' +
-  `once the kept page is more than ${SUMMARY_REFRESH_DEFAULT_S / 60} minutes old (the default; the operator sets it, \`SUMMARY_REFRESH_S\`), ` +
-  'so a change to the catalogue shows in it within about that long after the page is next asked for. ' +
-  'A page no one asked for in a while is served as last computed (up to a day before) once more while it is refreshed. ' +
-  'An unchanged page keeps its `ETag`: revalidating it answers 304.';
+  'Kept as a summary under its canonical parameters and served as kept: its ranking, counts and works are refreshed at most every ' +
+  `${SUMMARY_REFRESH_DEFAULT_S / 60} minutes (the default; the operator sets it, \`SUMMARY_REFRESH_S\`), in the background, once a request finds the kept page older than that. ` +
+  `So a page asked for often shows a change to the catalogue within about ${SUMMARY_REFRESH_DEFAULT_S / 60} minutes; one no one asked for in a while is served ` +
+  'once more as last computed (at most a day before) while it is refreshed. An unchanged page keeps its `ETag`: revalidating it answers 304.';
 
 export const readerRoutes: readonly Route[] = [
   {
