@@ -242,3 +242,28 @@ test.serial('a background refresh that fails is logged and counted, and the kept
     await elasticsearch.close();
   }
 });
+
+test.serial(
+  "a page's first computation waits for a slow Elasticsearch past the request path's wait, which a search still keeps",
+  async (t) => {
+    const elasticsearch = await TcpProxy.start(api.world.config.elasticsearchUrl);
+    const storeWaitMs = 1_000;
+    const config = { ...api.world.config, rateLimitMax: 1_000_000, elasticsearchUrl: elasticsearch.url, summaryRefreshS: 3_600 };
+    const server = await startServer({ ...config, storeWaitMs, metricsPort: 0 }, log);
+    try {
+      // Every answer later than the request path may wait: a large catalogue's aggregation, as slow.
+      elasticsearch.delay(1_500);
+      const started = Date.now();
+      const subject = await get(server, '/v1/subjects/Poetry?limit=7&offset=1');
+      t.is(subject.status, 200, await subject.clone().text());
+      t.true(Date.now() - started >= 1_500);
+      t.is(await computed(server, 'subject', 'cold'), 1);
+      const search = await get(server, '/v1/books/search?q=poems');
+      t.is(search.status, 503);
+      t.is(((await search.json()) as { error: { code: string } }).error.code, 'unavailable');
+    } finally {
+      await server.stop();
+      await elasticsearch.close();
+    }
+  },
+);

@@ -10,12 +10,17 @@ import type { SummaryStore } from '../stores/redis/summaries.js';
  * refresh age it is still served, and one caller across all instances recomputes it in the
  * background, the new one replacing it. So only the first request of a page waits for it.
  *
- * A summary missing (never asked, or unasked for a day) is computed in the request and kept; the
+ * A summary missing (never asked, or unasked for a day) is computed in the request and kept, its
+ * calls waiting for the stores past the request path's wait (COMPUTATION_WAIT_MS); the
  * requests for it meanwhile on this instance wait for that computation instead of starting theirs. Redis
  * away: computed in the request, as if there were no cache. A background refresh that fails is
  * logged and leaves the kept summary in place; its lock, left to expire, spaces out the next try.
  */
 
+// How long a summary's computation may wait for the stores, in the request or the background: past
+// the request path's wait, since aggregating a subject of millions of books takes seconds, and is then
+// kept. A store that does not answer in this long is away.
+const COMPUTATION_WAIT_MS = 30_000;
 // A summary unasked for this long leaves Redis; one asked again later is computed afresh.
 const KEEP_AT_LEAST_S = 24 * 60 * 60;
 // The lock of a refresh: longer than a computation under the store waits takes, so no second
@@ -80,7 +85,7 @@ export class SummaryCache {
     readAt: number | null,
     compute: () => Promise<T>,
   ): Promise<{ value: T; body: string }> {
-    const value = await compute();
+    const value = await withWaitBudget(compute, COMPUTATION_WAIT_MS);
     this.count(kind).cold += 1;
     const body = JSON.stringify(value);
     if (readAt !== null) {
@@ -104,7 +109,7 @@ export class SummaryCache {
 
   /** Starts the refresh of a summary found old, outside the request: it waits for none of it, nor spends its store wait. */
   private refreshLater<T>(kind: string, name: string, keptAt: number, readAt: number, compute: () => Promise<T>): void {
-    const refresh = withWaitBudget(() => this.refresh(kind, name, keptAt, readAt, compute)).finally(() => {
+    const refresh = withWaitBudget(() => this.refresh(kind, name, keptAt, readAt, compute), COMPUTATION_WAIT_MS).finally(() => {
       this.refreshes.delete(refresh);
     });
     this.refreshes.add(refresh);
