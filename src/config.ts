@@ -59,6 +59,11 @@ export interface Config {
   pointCacheTtlS: number;
   /** Lifetime of the short cache used by search, match, recommend and changes. */
   shortCacheTtlS: number;
+  /**
+   * Age past which a kept summary (a subject's page, trending) is recomputed in the background while
+   * still served (SUMMARY_REFRESH_S); 0 keeps none, every request computes its answer.
+   */
+  summaryRefreshS: number;
   /** How long a request waits for PostgreSQL or Elasticsearch before answering 503, and twice its wait for Redis (STORE_WAIT_MS). */
   storeWaitMs: number;
   /** Limits on what one client connection may hold (see src/connectionLimits.ts). */
@@ -90,6 +95,9 @@ export interface Config {
   /** Address both metrics endpoints listen on (METRICS_HOST): loopback unless an operator opens it. */
   metricsHost: string;
 }
+
+/** SUMMARY_REFRESH_S unless set: the ten minutes the API's documentation promises by default. */
+export const SUMMARY_REFRESH_DEFAULT_S = 600;
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -138,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     preflightRateLimitMax: integer(env, 'PREFLIGHT_RATE_LIMIT_MAX', 1200),
     pointCacheTtlS: integer(env, 'POINT_CACHE_TTL_S', 24 * 60 * 60),
     shortCacheTtlS: integer(env, 'SHORT_CACHE_TTL_S', 30),
+    summaryRefreshS: integer(env, 'SUMMARY_REFRESH_S', SUMMARY_REFRESH_DEFAULT_S),
     storeWaitMs: Math.max(1, integer(env, 'STORE_WAIT_MS', 500)),
     connectionLimits: connectionLimits(env),
     drain: { delayMs: integer(env, 'DRAIN_DELAY_MS', 0), timeoutMs: integer(env, 'DRAIN_TIMEOUT_MS', 10_000) },

@@ -7,12 +7,14 @@ import { createRequestPathPool, postgresGuard } from './stores/postgres/pool.js'
 import { connectRedis, redisGuard } from './stores/redis/client.js';
 import { RateLimiter } from './stores/redis/rateLimiter.js';
 import { ResponseCache } from './stores/redis/responseCache.js';
+import { SummaryStore } from './stores/redis/summaries.js';
 import { Authenticator } from './services/authenticator.js';
 import type { Services } from './services/context.js';
 import { HealthCheck } from './services/health.js';
 import { Meter } from './services/meter.js';
 import { PointCache } from './services/pointCache.js';
 import { ShortCache } from './services/shortCache.js';
+import { SummaryCache } from './services/summaryCache.js';
 
 /** Connects every store and builds the services of one API process. */
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
@@ -48,6 +50,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     ),
     pointCache: new PointCache(cache, config.pointCacheTtlS, log),
     shortCache: new ShortCache(cache, config.shortCacheTtlS, log),
+    summaryCache: new SummaryCache(new SummaryStore(redis, config.redisPrefix, guards.redis), config.summaryRefreshS, log),
     meter,
     health: new HealthCheck({ db, redis, elastic }, meter, log),
     readiness: { draining: false },
@@ -56,8 +59,9 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   return { ...services, metrics: config.metricsPort === null ? null : apiMetrics(services) };
 }
 
-/** Releases what buildServices took, writing buffered usage first. */
+/** Releases what buildServices took, writing buffered usage and ending summary refreshes first. */
 export async function closeServices(services: Services): Promise<void> {
+  await services.summaryCache.idle();
   await services.meter?.close();
   await services.redis.quit().catch(() => undefined);
   await services.elastic.close();

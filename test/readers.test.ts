@@ -35,7 +35,8 @@ const HUNGER_GAMES_ISBN = '9780439023481';
 let deps: TestLoaderDeps;
 let scratch: string;
 const api = useApi(test, {
-  server: { rateLimitMax: 1_000_000, shortCacheTtlS: 0 },
+  // Answers as the catalogue is now: the summaries kept of these pages are test/summaries.test.ts's subject.
+  server: { rateLimitMax: 1_000_000, shortCacheTtlS: 0, summaryRefreshS: 0 },
   prepare: async (world) => {
     scratch = await mkdtemp(join(tmpdir(), 'bookmeta-readers-'));
     await importFile(world, 'goodbooks', GOODBOOKS_300);

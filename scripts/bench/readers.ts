@@ -3,7 +3,10 @@
 // a subject's page against book search of the same subject sorted by readers, one per work
 // (`q=subject:"…"&sort=readers`: the same documents and order, without the three aggregations);
 // trending against reading its page of works by id (the hydration alone, without the ranking).
-// Service functions the routes call, in-process, one call at a time, short cache off.
+// Service functions the routes call, in-process, one call at a time. Both pages are kept as
+// summaries (src/services/summaryCache.ts): the benchmark empties them first, then reports the cold
+// pages (the first call of each distinct page, which computes it) apart from the warm calls (the
+// calls after, served from the summary, which the run's long refresh age keeps from going stale).
 //
 //   node --import tsx scripts/bench/readers.ts [--editions 20000] [--seed 42] [--calls 200] [--work-dir /var/tmp/bookmeta-bench] [--keep]
 //     [--database NAME [--index-prefix PREFIX]] [--only subjects|trending]
@@ -31,6 +34,7 @@ import { searchBooks } from '../../src/services/search.js';
 import { indexAliases } from '../../src/stores/elasticsearch/client.js';
 import { workListings } from '../../src/stores/postgres/catalogue.js';
 import { createPool } from '../../src/stores/postgres/pool.js';
+import { deleteKeysUnder } from '../../src/stores/redis/client.js';
 import { buildServices, closeServices } from '../../src/wiring.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { indexState, timedSequentially } from '../lib/bench.js';
@@ -78,6 +82,8 @@ async function main(): Promise<void> {
       REDIS_PREFIX: 'bench-readers:',
       // A loaded machine may keep a store busy past the API's short wait: a benchmark waits rather than fails.
       STORE_WAIT_MS: '30000',
+      // No page goes stale during the run: a warm call is a served summary, never one refreshing meanwhile.
+      SUMMARY_REFRESH_S: String(24 * 60 * 60),
     }),
     shortCacheTtlS: 0,
     meteringEnabled: false,
@@ -118,26 +124,46 @@ async function main(): Promise<void> {
         period: TRENDING_PERIODS[n % 4]!,
         offset: String([0, 20, 100][n % 3]),
       }));
-      say(`warming up; load ${await loadAverage()}`);
-      // One at a time: a catalogue of millions keeps each page busy long enough that many at once
-      // would meet the statement timeout. They are the warm-up of trending, and give the ids its baseline reads.
-      const pages = [];
-      for (const query of trendingAsked.slice(0, measured.trending ? calls : 0)) pages.push(await trendingAnswer(services, query));
-      if (measured.subjects)
-        await timedSequentially(asked.slice(0, 20).map((query) => () => subjectAnswer(services, query.subject, query)));
+      // The summaries of an earlier run (and their refresh locks) would make every page warm.
+      await deleteKeysUnder(services.redis, `${config.redisPrefix}summary`);
+      say(`cold pages; load ${await loadAverage()}`);
+      // Each distinct page once, computed in the call, one at a time: a catalogue of millions keeps
+      // each busy long enough that many at once would meet the statement timeout. Each beside its
+      // baseline, so that both see the same load (one baseline for the cold and the warm calls); the
+      // trending pages give the ids their baseline reads.
+      const [subjectCold, search, trendingCold, hydration]: [number[], number[], number[], number[]] = [[], [], [], []];
+      const firsts = <T>(queries: T[]): T[] => [...new Map(queries.map((query) => [JSON.stringify(query), query])).values()];
+      const subjectBaseline = (query: { subject: string; offset: string }) => () =>
+        searchBooks(services, { q: `subject:"${query.subject}"`, sort: 'readers', offset: query.offset });
+      const idsOf = new Map<string, string[]>();
+      const hydrationBaseline = (query: (typeof trendingAsked)[number]) => () =>
+        workListings(services.db, idsOf.get(JSON.stringify(query))!);
+      for (const query of firsts(measured.subjects ? asked : [])) {
+        subjectCold.push(...(await timedSequentially([() => subjectAnswer(services, query.subject, query)])));
+        search.push(...(await timedSequentially([subjectBaseline(query)])));
+      }
+      for (const query of firsts(measured.trending ? trendingAsked : [])) {
+        const started = performance.now();
+        const page = await trendingAnswer(services, query);
+        trendingCold.push(performance.now() - started);
+        idsOf.set(
+          JSON.stringify(query),
+          page.results.map((entry) => entry.work.id),
+        );
+        hydration.push(...(await timedSequentially([hydrationBaseline(query)])));
+      }
+      say(`warm calls; load ${await loadAverage()}`);
       // Alternated call by call, so that the measure and its baseline see the same load.
-      const [subject, search, trending, hydration]: [number[], number[], number[], number[]] = [[], [], [], []];
+      const [subject, trending]: [number[], number[]] = [[], []];
       for (let n = 0; n < calls; n++) {
         if (measured.subjects) {
           const query = asked[n]!;
           subject.push(...(await timedSequentially([() => subjectAnswer(services, query.subject, query)])));
-          const q = `subject:"${query.subject}"`;
-          search.push(...(await timedSequentially([() => searchBooks(services, { q, sort: 'readers', offset: query.offset })])));
+          search.push(...(await timedSequentially([subjectBaseline(query)])));
         }
         if (measured.trending) {
           trending.push(...(await timedSequentially([() => trendingAnswer(services, trendingAsked[n]!)])));
-          const ids = pages[n]!.results.map((entry) => entry.work.id);
-          hydration.push(...(await timedSequentially([() => workListings(services.db, ids)])));
+          hydration.push(...(await timedSequentially([hydrationBaseline(trendingAsked[n]!)])));
         }
       }
       const where = existing ?? `${editions} generated editions`;
@@ -145,15 +171,19 @@ async function main(): Promise<void> {
         const { count: indexed } = await services.elastic.count({ index: services.indices.books });
         const state = await indexState(services.elastic, services.indices.books);
         console.log(`what readers read: ${where} (${indexed} indexed), ${subjects.length} subjects; ${state}; load ${await loadAverage()}`);
-        console.log(summary('subject page', subject));
+        console.log(summary('subject page, cold', subjectCold));
+        console.log(summary('subject page, warm', subject));
         console.log(summary('search by subject', search));
-        console.log(ratio('subject page / search by subject', subject, search));
+        console.log(ratio('subject page cold / search by subject', subjectCold, search));
+        console.log(ratio('subject page warm / search by subject', subject, search));
       }
       if (measured.trending) {
         console.log(`what readers read: ${where}, trending; load ${await loadAverage()}`);
-        console.log(summary('trending page', trending));
+        console.log(summary('trending page, cold', trendingCold));
+        console.log(summary('trending page, warm', trending));
         console.log(summary('works by id', hydration));
-        console.log(ratio('trending / works by id', trending, hydration));
+        console.log(ratio('trending cold / works by id', trendingCold, hydration));
+        console.log(ratio('trending warm / works by id', trending, hydration));
       }
     } finally {
       await closeServices(services);

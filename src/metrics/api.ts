@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Meter } from '../services/meter.js';
 import type { PointCache } from '../services/pointCache.js';
+import type { SummaryCache } from '../services/summaryCache.js';
 import type { StoreGuard } from '../stores/guard.js';
 import type { Pool } from '../stores/postgres/pool.js';
 import type { RateLimiter } from '../stores/redis/rateLimiter.js';
@@ -19,19 +20,20 @@ export interface MeasuredServices {
   pool: Pool;
   meter: Meter | null;
   pointCache: PointCache;
+  summaryCache: SummaryCache;
   rateLimiter: RateLimiter;
 }
 
 /**
  * Node's process metrics (CPU, memory, event loop lag, GC), the requests, and what the services
  * already keep, read at scrape time: each store's state and timeouts, PostgreSQL's pool, the point
- * cache's hits and misses, the rate limit's refusals, usage records waiting to be written.
+ * cache's hits and misses, the summaries computed, the rate limit's refusals, usage records waiting to be written.
  */
 export function apiMetrics(services: MeasuredServices): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new RequestMetrics(registry);
-  const { guards, pool, meter, pointCache, rateLimiter } = services;
+  const { guards, pool, meter, pointCache, summaryCache, rateLimiter } = services;
   const byStore = (read: (guard: StoreGuard) => number) => () =>
     guards.map((guard) => ({ labels: { store: guard.store }, value: read(guard) }));
 
@@ -88,6 +90,26 @@ export function apiMetrics(services: MeasuredServices): ApiMetrics {
       { labels: { result: 'miss' }, value: pointCache.counts.misses },
     ],
     ['result'],
+  );
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_summary_computations_total',
+    'Summaries (a subject page, trending) computed: in a request, none being kept or Redis away (cold), or in the background once old (refresh).',
+    () =>
+      [...summaryCache.computations].flatMap(([summary, counts]) => [
+        { labels: { summary, when: 'cold' }, value: counts.cold },
+        { labels: { summary, when: 'refresh' }, value: counts.refreshed },
+      ]),
+    ['summary', 'when'],
+  );
+  readAtScrape(
+    registry,
+    'counter',
+    'bookmeta_summary_refresh_failures_total',
+    'Background refreshes of a summary that failed; the kept one is served meanwhile and retried once its refresh lock expires.',
+    () => [...summaryCache.computations].map(([summary, counts]) => ({ labels: { summary }, value: counts.failedRefreshes })),
+    ['summary'],
   );
   readAtScrape(
     registry,

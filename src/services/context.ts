@@ -12,6 +12,7 @@ import type { HealthCheck } from './health.js';
 import type { Meter } from './meter.js';
 import type { PointCache } from './pointCache.js';
 import type { ShortCache } from './shortCache.js';
+import type { SummaryCache } from './summaryCache.js';
 
 /** Set once the process drains: a load balancer asking GET /ready stops sending it requests. */
 export interface Readiness {
@@ -37,6 +38,8 @@ export interface Services {
   preflightLimiter: RateLimiter;
   pointCache: PointCache;
   shortCache: ShortCache;
+  /** A subject's page and trending: kept and refreshed in the background (SUMMARY_REFRESH_S). */
+  summaryCache: SummaryCache;
   /** Null when metering is switched off (METERING=off, for benchmarks). */
   meter: Meter | null;
   /** What GET /health answers, asked of the stores at most once a second. */

@@ -14,10 +14,11 @@ import { paging, withinWindow, WINDOW } from './search.js';
 /**
  * What readers read: the works of a subject ranked by readers, and the works most added to reading
  * logs lately. Shared by the HTTP routes and the MCP tools; the works come from PostgreSQL, so each
- * reads as in `GET /v1/works/{id}`, and answers are kept in the short cache.
+ * reads as in `GET /v1/works/{id}`. Both aggregate a large part of the catalogue: they are kept as
+ * summaries, refreshed in the background (see SummaryCache), not dropped when the catalogue changes.
  */
 
-export type ReadersServices = Pick<Services, 'db' | 'elastic' | 'indices' | 'shortCache'>;
+export type ReadersServices = Pick<Services, 'db' | 'elastic' | 'indices' | 'summaryCache'>;
 
 export const SUBJECT_MAX_LENGTH = 200;
 export const RELATED_DEFAULT = 10;
@@ -81,9 +82,9 @@ export async function subjectAnswer(
 ): Promise<SubjectPage> {
   const { key } = requireSubject(subject);
   const { limit, offset, related } = parseInput(subjectQuery, params);
-  return services.shortCache.through(`subject:${JSON.stringify([key, limit, offset, related])}`, async () => {
+  return services.summaryCache.through('subject', JSON.stringify([key, limit, offset, related]), async (): Promise<SubjectPage> => {
     const page = await subjectWorks(services.elastic, services.indices.books, { key, offset, limit, related });
-    const value: SubjectPage = {
+    return {
       key,
       name: page.name,
       work_count: page.works,
@@ -94,7 +95,6 @@ export async function subjectAnswer(
       authors: page.authors,
       related_subjects: page.subjects.map((found) => ({ name: found.value, work_count: found.count })),
     };
-    return { value, cacheable: true };
   });
 }
 
@@ -137,8 +137,8 @@ export type TrendingPage = z.output<typeof trendingPage>;
 /** GET /v1/trending. */
 export async function trendingAnswer(services: ReadersServices, params: QueryText<typeof trendingQuery>): Promise<TrendingPage> {
   const { period, limit, offset } = parseInput(trendingQuery, params);
-  return services.shortCache.through(`trending:${JSON.stringify([period, limit, offset])}`, async () => {
+  return services.summaryCache.through('trending', JSON.stringify([period, limit, offset]), async (): Promise<TrendingPage> => {
     const { from, to, works, entries } = await trendingWorks(services.db, period, offset, limit);
-    return { value: { period, from, to, total: works, limit, offset, results: entries }, cacheable: true };
+    return { period, from, to, total: works, limit, offset, results: entries };
   });
 }

@@ -40,10 +40,15 @@ export class StoreTimeout extends Error {
  * items (an _msearch) raises the budget to its own longer wait, for it and the calls after it.
  */
 class WaitBudget {
-  private allowedMs = 0;
+  private allowedMs: number;
   private spentMs = 0;
   private underWay = 0;
   private underWaySince = 0;
+
+  /** `patienceMs`: how long each call may wait, and all of them together, when longer than the guards' own waits. */
+  constructor(readonly patienceMs: number) {
+    this.allowedMs = patienceMs;
+  }
 
   /** Starts a call whose own wait is `waitMs`: what is left of the budget for it, and the end of the call. */
   begin(waitMs: number): { leftMs: number; end(): void } {
@@ -63,9 +68,13 @@ class WaitBudget {
 
 const requestBudget = new AsyncLocalStorage<WaitBudget>();
 
-/** Runs `work` (one request's handling) with a wait budget of its own, which every budgeted guard's calls inside it draw on. */
-export function withWaitBudget<T>(work: () => T): T {
-  return requestBudget.run(new WaitBudget(), work);
+/**
+ * Runs `work` (one request's handling) with a wait budget of its own, which every budgeted guard's
+ * calls inside it draw on. With `patienceMs`, the calls may wait that long, each and together,
+ * where the guards' waits are shorter: for work whose answer is worth waiting for once and then kept.
+ */
+export function withWaitBudget<T>(work: () => T, patienceMs = 0): T {
+  return requestBudget.run(new WaitBudget(patienceMs), work);
 }
 
 /**
@@ -123,8 +132,9 @@ export class StoreGuard {
    * by its request's budget says only that the request had spent its wait on other calls.
    */
   async run<T>(work: (waitMs: number) => Promise<T>, items = 1): Promise<T> {
-    const ownWaitMs = waitForItems(this.timeoutMs, items);
-    const call = this.budgeted ? requestBudget.getStore()?.begin(ownWaitMs) : undefined;
+    const budget = this.budgeted ? requestBudget.getStore() : undefined;
+    const ownWaitMs = Math.max(waitForItems(this.timeoutMs, items), budget?.patienceMs ?? 0);
+    const call = budget?.begin(ownWaitMs);
     try {
       return await this.attempt(work, items, ownWaitMs, Math.round(Math.min(ownWaitMs, call?.leftMs ?? ownWaitMs)));
     } finally {

@@ -1,3 +1,4 @@
+import { SUMMARY_REFRESH_DEFAULT_S } from '../../config.js';
 import { workListing } from '../../domain/records.js';
 import { TRENDING_PERIOD_DAYS } from '../../domain/trending.js';
 import {
@@ -21,7 +22,13 @@ const WORK_FIELDS =
   'readers {want_to_read, currently_reading, already_read} (Open Library reading logs) and rating {average, count, stars, sources} ' +
   "(five-star ratings of Open Library and Goodreads together; each source apart in sources, Book-Crossing's on its 1-10 scale).";
 
-const SHORT_CACHE = 'Kept briefly in the short-lived cache (30 seconds by default) under its canonical parameters.';
+const TOOL_FRESHNESS = `The ranking and counts are recomputed at most every ${SUMMARY_REFRESH_DEFAULT_S / 60} minutes by default: recent changes may not show yet.`;
+
+const SUMMARY =
+  'Kept as a summary under its canonical parameters and served as kept: its ranking, counts and works are refreshed at most every ' +
+  `${SUMMARY_REFRESH_DEFAULT_S / 60} minutes (the default; the operator sets it, \`SUMMARY_REFRESH_S\`), in the background, once a request finds the kept page older than that. ` +
+  `So a page asked for often shows a change to the catalogue within about ${SUMMARY_REFRESH_DEFAULT_S / 60} minutes; one no one asked for in a while is served ` +
+  'once more as last computed (at most a day before) while it is refreshed. An unchanged page keeps its `ETag`: revalidating it answers 304.';
 
 export const readerRoutes: readonly Route[] = [
   {
@@ -42,7 +49,8 @@ export const readerRoutes: readonly Route[] = [
         'The works of a subject (e.g. "Dystopias", "science fiction"; any case, punctuation or word order) ranked by readers, most read first, ' +
         "with the subject's work_count, its most read authors and the subjects most often found with it (related_subjects: each a subject to call this with). " +
         `Answers {key, name, work_count, total, limit, offset, results: [work], authors: [{id, name, readers}], related_subjects: [{name, work_count}]}. ${WORK_FIELDS} ` +
-        'Page with offset while offset < total. To search books of a subject by words, use search_books with subject.',
+        'Page with offset while offset < total. To search books of a subject by words, use search_books with subject. ' +
+        TOOL_FRESHNESS,
     },
     answer: async (services, _requestId, { params, query }) => json(await subjectAnswer(services, params.subject!, query)),
     doc: {
@@ -54,7 +62,7 @@ export const readerRoutes: readonly Route[] = [
         'A subject is named in any spelling: case, diacritics, punctuation and word order do not matter (`FICTION / Fantasy` is `Fantasy fiction`), ' +
         'as for the `subject` filter and facet of search; `key` is that folded form, `name` the spelling most books use. ' +
         'A subject no book has answers 200 with no works (`work_count` 0, `name` null). Read from the search index (aggregations over every edition of the subject) ' +
-        `and the works from PostgreSQL, so each reads as in \`GET /v1/works/{id}\` less its editions. ${SHORT_CACHE}`,
+        `and the works from PostgreSQL, so each reads as in \`GET /v1/works/{id}\` less its editions. ${SUMMARY}`,
       parameters: [
         {
           name: 'subject',
@@ -93,7 +101,7 @@ export const readerRoutes: readonly Route[] = [
       title: 'Trending works',
       description:
         'The works most added to Open Library reading logs (any shelf) in the day, week (default), month or year up to the newest day of the data, with how many times each was added. ' +
-        `Answers {period, from, to, total, limit, offset, results: [{added, work}]}. ${WORK_FIELDS}`,
+        `Answers {period, from, to, total, limit, offset, results: [{added, work}]}. ${WORK_FIELDS} ${TOOL_FRESHNESS}`,
     },
     answer: async (services, _requestId, { query }) => json(await trendingAnswer(services, query)),
     doc: {
@@ -104,7 +112,7 @@ export const readerRoutes: readonly Route[] = [
           .map(([period, days]) => `\`${period}\` ${days} day${days === 1 ? '' : 's'}`)
           .join(', ')} long; importing next month's dump moves it. ` +
         "A redirected work's key counts for the work it leads to. Ranked when the reading log is imported: the first 1,000 works of each period can be paged through. " +
-        `${SHORT_CACHE}`,
+        SUMMARY,
       responses: {
         '200': {
           description: 'A page of trending works.',
