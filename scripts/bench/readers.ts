@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     }
     const services = await buildServices(config, log);
     try {
-      const asked = Array.from({ length: calls }, (_, n) => ({
+      const asked = Array.from({ length: measured.subjects ? calls : 0 }, (_, n) => ({
         subject: subjects[n % subjects.length]!.subject,
         offset: String([0, 20, 100][n % 3]),
       }));
