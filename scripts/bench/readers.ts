@@ -120,7 +120,7 @@ async function main(): Promise<void> {
         subject: subjects[n % subjects.length]!.subject,
         offset: String([0, 20, 100][n % 3]),
       }));
-      const trendingAsked = Array.from({ length: calls }, (_, n) => ({
+      const trendingAsked = Array.from({ length: measured.trending ? calls : 0 }, (_, n) => ({
         period: TRENDING_PERIODS[n % 4]!,
         offset: String([0, 20, 100][n % 3]),
       }));
@@ -138,11 +138,11 @@ async function main(): Promise<void> {
       const idsOf = new Map<string, string[]>();
       const hydrationBaseline = (query: (typeof trendingAsked)[number]) => () =>
         workListings(services.db, idsOf.get(JSON.stringify(query))!);
-      for (const query of firsts(measured.subjects ? asked : [])) {
+      for (const query of firsts(asked)) {
         subjectCold.push(...(await timedSequentially([() => subjectAnswer(services, query.subject, query)])));
         search.push(...(await timedSequentially([subjectBaseline(query)])));
       }
-      for (const query of firsts(measured.trending ? trendingAsked : [])) {
+      for (const query of firsts(trendingAsked)) {
         const started = performance.now();
         const page = await trendingAnswer(services, query);
         trendingCold.push(performance.now() - started);
