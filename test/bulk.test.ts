@@ -118,7 +118,7 @@ test.serial(
     t.true((await merge(api.world.db, api.world.cache, 'book', a!.id, b!.id)).merged);
     t.true((await merge(api.world.db, api.world.cache, 'work', c!.work_id, d!.work_id)).merged);
     const { rows: authors } = await api.world.db.query<{ id: string }>(
-      `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id) order by a.id desc limit 3`,
+      `select public_id(a.id) as id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id) order by a.id desc limit 3`,
     );
     t.true((await merge(api.world.db, api.world.cache, 'author', authors[0]!.id, authors[1]!.id)).merged);
 
@@ -140,7 +140,9 @@ test.serial('a bulk lookup and GET share their cache entries both ways, byte for
   // Bulk first: GET answers a HIT from the entry the bulk lookup stored.
   const bulkText = await (await post('/v1/isbn/batch', { isbns: [viaBulk!.isbn_13] })).text();
   t.true(await pointCached(api.world, `/v1/isbn/${viaBulk!.isbn_13}`));
-  await api.world.db.query(`update books set title = 'Changed behind the cache' where id = any($1)`, [[viaGet!.id, viaBulk!.id]]);
+  await api.world.db.query(`update books set title = 'Changed behind the cache' where id = any(entity_keys($1))`, [
+    [viaGet!.id, viaBulk!.id],
+  ]);
   t.teardown(() => retitle(api.world.db, [viaGet!.id, viaBulk!.id], (id) => (id === viaGet!.id ? viaGet!.title : viaBulk!.title)));
 
   t.true(

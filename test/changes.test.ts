@@ -1,4 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
+import { newId } from '../src/domain/ids.js';
 import { recordChanges, type Change } from '../src/stores/postgres/changes.js';
 import { withTransaction } from '../src/stores/postgres/pool.js';
 import { useApi } from './helpers/env.js';
@@ -45,8 +46,9 @@ test.serial('a limit outside 1..1000 is a 400', async (t) => {
 });
 
 test.serial('since=0 reads from the beginning; pages follow with next until has_more is false', async (t) => {
-  await write(Array.from({ length: 25 }, (_, index) => ({ entity: 'book' as const, id: `bk_page${index}`, operation: 'insert' as const })));
-  await write([{ entity: 'work', id: 'wk_a', operation: 'merge', survivorId: 'wk_b' }]);
+  await write(Array.from({ length: 25 }, () => ({ entity: 'book' as const, id: newId('book'), operation: 'insert' as const })));
+  const [merged, survivor] = [newId('work'), newId('work')];
+  await write([{ entity: 'work', id: merged, operation: 'merge', survivorId: survivor }]);
   const seen: Page['changes'] = [];
   let cursor = '0';
   let pages = 0;
@@ -63,7 +65,7 @@ test.serial('since=0 reads from the beginning; pages follow with next until has_
     seen.map((change) => change.seq),
     [...seen.map((change) => change.seq)].sort((a, b) => a - b),
   );
-  t.like(seen.at(-1), { entity: 'work', id: 'wk_a', operation: 'merge', survivor_id: 'wk_b' });
+  t.like(seen.at(-1), { entity: 'work', id: merged, operation: 'merge', survivor_id: survivor });
   // At the head: an empty page whose next stays put.
   const head = await page(cursor);
   t.deepEqual(head, { changes: [], next: cursor, has_more: false });
@@ -78,15 +80,15 @@ test.serial('concurrent writers committing out of sequence order: a follower see
 
   // Each transaction does some work, appends its changes, and then waits a random time before
   // committing: without commit-ordered sequence numbers a follower would read past the ones still open.
-  const writer = async (w: number) => {
+  const writer = async () => {
     for (let n = 0; n < transactionsPerWriter; n++) {
       const client = await api.world.db.connect();
       try {
         await client.query('begin');
         await client.query('select pg_sleep($1)', [Math.random() * 0.01]);
-        const changes = Array.from({ length: 1 + (n % 3) }, (_, k) => ({
+        const changes = Array.from({ length: 1 + (n % 3) }, () => ({
           entity: 'book' as const,
-          id: `bk_w${w}_${n}_${k}`,
+          id: newId('book'),
           operation: 'update' as const,
         }));
         await recordChanges(client, changes);
@@ -117,7 +119,7 @@ test.serial('concurrent writers committing out of sequence order: a follower see
       if (!current.has_more) await pause(2);
     }
   })();
-  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+  await Promise.all(Array.from({ length: writers }, () => writer()));
   writing = false;
   await follower;
 

@@ -12,10 +12,13 @@ const SPELLINGS = ['Fantasy fiction', 'Fantasy fiction', 'FICTION / Fantasy', 'f
 test.before(async () => {
   search = await openSearchWorld(async (world) => {
     const { rows } = await world.db.query<{ id: string }>(
-      `select id from books where title ilike 'harry potter%' and merged_into is null order by id limit ${SPELLINGS.length}`,
+      `select public_id(id) as id from books where title ilike 'harry potter%' and merged_into is null order by books.id limit ${SPELLINGS.length}`,
     );
     for (const [i, row] of rows.entries()) {
-      await world.db.query('update books set subjects = $2 where id = $1', [row.id, [SPELLINGS[i]!, i === 0 ? 'Wizards' : 'Magic']]);
+      await world.db.query('update books set subjects = $2 where id = entity_key($1)', [
+        row.id,
+        [SPELLINGS[i]!, i === 0 ? 'Wizards' : 'Magic'],
+      ]);
     }
   });
 });

@@ -54,9 +54,11 @@ test.before(async () => {
   ({ key: validKey, kid } = await newKey(world, 'fuzz'));
   rememberSecret(validKey.split('_')[3]!);
   const { rows } = await world.db.query<{ id: string; work_id: string; isbn_13: string | null }>(
-    'select id, work_id, isbn_13 from books where merged_into is null order by id limit 5',
+    'select public_id(id) as id, public_id(work_id) as work_id, isbn_13 from books where merged_into is null order by books.id limit 5',
   );
-  const { rows: authors } = await world.db.query<{ id: string }>('select id from authors where merged_into is null order by id limit 3');
+  const { rows: authors } = await world.db.query<{ id: string }>(
+    'select public_id(id) as id from authors where merged_into is null order by authors.id limit 3',
+  );
   knownValues = [...rows.flatMap((row) => [row.id, row.work_id, row.isbn_13 ?? '']), ...authors.map((row) => row.id), '0', '42'];
   routes = table.map((route) => ({ template: route.path, methods: [route.method] }));
 });

@@ -91,14 +91,15 @@ const importOpenLibrary = async (lines: readonly string[]) => {
 const liveAuthors = async (word: string): Promise<{ id: string; name: string; name_key: string }[]> =>
   (
     await world.db.query<{ id: string; name: string; name_key: string }>(
-      `select id, name, name_key from authors where merged_into is null and deleted_at is null and name ilike '%' || $1 || '%' order by id`,
+      `select public_id(id) as id, name, name_key from authors where merged_into is null and deleted_at is null and name ilike '%' || $1 || '%' order by authors.id`,
       [word],
     )
   ).rows;
 const authorIdByKey = async (nameKey: string): Promise<string> =>
-  (await world.db.query<{ id: string }>('select id from authors where name_key = $1', [nameKey])).rows[0]!.id;
+  (await world.db.query<{ id: string }>('select public_id(id) as id from authors where name_key = $1', [nameKey])).rows[0]!.id;
 const workOf = async (isbn: string): Promise<string> =>
-  (await world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
+  (await world.db.query<{ work_id: string }>('select public_id(work_id) as work_id from books where isbn_13 = $1', [isbn])).rows[0]!
+    .work_id;
 const noted = async (): Promise<number> =>
   (await world.db.query<{ n: number }>('select count(*)::int as n from authors_to_resolve')).rows[0]!.n;
 const get = (path: string) => fetch(`${server.url}${path}`, { headers: auth, redirect: 'manual' });
@@ -125,7 +126,7 @@ test.serial('an Open Library first load over goodbooks ends with one J.R.R. Tolk
   t.deepEqual(await authorSearch('tolkien'), ['J.R.R. Tolkien']);
   // Every goodbooks book of his is credited to the one record.
   const { rows } = await world.db.query<{ n: number }>(
-    `select count(distinct b.id)::int as n from books b join book_authors ba on ba.book_id = b.id where ba.author_id = $1 and b.merged_into is null`,
+    `select count(distinct b.id)::int as n from books b join book_authors ba on ba.book_id = b.id where ba.author_id = entity_key($1) and b.merged_into is null`,
     [tolkiens[0]!.id],
   );
   t.true(rows[0]!.n >= 5, `${rows[0]!.n} books credited to the surviving record`);
@@ -191,7 +192,7 @@ test.serial(
     // Batches committed, the resolution under way: its merge of goodbooks' Dan Brown waits on this lock until the
     // kill (a lock the batches' credits, which only keep the row from going, do not wait on).
     await withTransaction(world.db, async (client) => {
-      await client.query('select id from authors where id = $1 for no key update', [goodbooksBrown]);
+      await client.query('select id from authors where id = entity_key($1) for no key update', [goodbooksBrown]);
       const { child, exited } = spawnCli(world.env, ['import', 'openlibrary', '--no-progress', await dump(BROWN)]);
       await eventually(async () => {
         const { rows } = await world.db.query<{ n: number }>(

@@ -254,7 +254,7 @@ test.serial('a lookup tool answers from the same 24-hour cache entry as its rout
     t.is(viaHttp.headers.get('x-cache'), 'HIT');
     t.is(await viaHttp.text(), fromTool.content[0]!.text);
 
-    await world.db.query('update books set pages = 999 where id = $1', [book!.id]);
+    await world.db.query('update books set pages = 999 where id = entity_key($1)', [book!.id]);
     await world.cache.invalidate([book!.id]);
     const changed = await callTool(client, 'get_book', { id: book!.id });
     t.is((JSON.parse(changed.content[0]!.text) as { pages: number }).pages, 999);

@@ -11,7 +11,7 @@ const get = (path: string) => api.get(path);
 let offset = 0;
 async function works(count: number): Promise<string[]> {
   const { rows } = await api.world.db.query<{ work_id: string }>(
-    `select distinct on (work_id) work_id from books where merged_into is null and deleted_at is null order by work_id offset $1 limit $2`,
+    `select distinct on (b.work_id) public_id(b.work_id) as work_id from books b where b.merged_into is null and b.deleted_at is null order by b.work_id offset $1 limit $2`,
     [offset, count],
   );
   offset += count;
@@ -20,7 +20,10 @@ async function works(count: number): Promise<string[]> {
 
 const editionsOf = async (workId: string): Promise<string[]> =>
   (
-    await api.world.db.query<{ id: string }>('select id from books where work_id = $1 and merged_into is null order by id', [workId])
+    await api.world.db.query<{ id: string }>(
+      'select public_id(id) as id from books where work_id = entity_key($1) and merged_into is null order by books.id',
+      [workId],
+    )
   ).rows.map((row) => row.id);
 
 test.serial(
@@ -83,7 +86,7 @@ test.serial('merges together that name a work twice have the outcomes of the sam
   t.regex('refused' in outcomes[2]! ? outcomes[2].refused : '', new RegExp(`is a redirect to ${b!}`));
   t.true(outcomes[3]!.merged);
   const { rows } = await api.world.db.query<{ id: string; merged_into: string | null }>(
-    'select id, merged_into from works where id = any($1::text[]) order by id',
+    'select public_id(id) as id, public_id(merged_into) as merged_into from works where id = any(entity_keys($1)) order by works.id',
     [[a!, b!, c!]],
   );
   t.deepEqual(Object.fromEntries(rows.map((row) => [row.id, row.merged_into])), { [a!]: b!, [b!]: null, [c!]: b! });

@@ -116,9 +116,10 @@ test.serial('a merge into itself, into a redirect, a cycle, or across kinds is r
 
 test.serial('merging works moves the editions to the survivor and redirects the old work', async (t) => {
   const [x, y] = await books(2);
-  const fromEditions = await api.world.db.query<{ id: string }>('select id from books where work_id = $1 and merged_into is null', [
-    x!.work_id,
-  ]);
+  const fromEditions = await api.world.db.query<{ id: string }>(
+    'select public_id(id) as id from books where work_id = entity_key($1) and merged_into is null',
+    [x!.work_id],
+  );
   t.is((await merge('work', x!.work_id, y!.work_id)).code, 0);
   const work = (await (await get(`/v1/works/${y!.work_id}`)).json()) as { editions: { id: string }[]; edition_count: number };
   for (const row of fromEditions.rows) t.true(work.editions.some((edition) => edition.id === row.id));
@@ -131,18 +132,21 @@ test.serial('merging works moves the editions to the survivor and redirects the 
 
 test.serial('merging authors moves their books and spellings and redirects the old author', async (t) => {
   const { rows } = await api.world.db.query<{ id: string }>(
-    `select a.id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id)
+    `select public_id(a.id) as id from authors a where a.merged_into is null and exists (select 1 from book_authors ba where ba.author_id = a.id)
       order by a.id limit 2`,
   );
   const [from, into] = rows;
-  const fromName = (await api.world.db.query<{ name: string }>('select name from authors where id = $1', [from!.id])).rows[0]!.name;
+  const fromName = (await api.world.db.query<{ name: string }>('select name from authors where id = entity_key($1)', [from!.id])).rows[0]!
+    .name;
   t.is((await merge('author', from!.id, into!.id)).code, 0);
   const author = (await (await get(`/v1/authors/${into!.id}`)).json()) as { alternate_names: string[] };
   t.true(author.alternate_names.includes(fromName));
   const old = await get(`/v1/authors/${from!.id}`);
   t.is(old.status, 301);
   t.is(old.headers.get('location'), `/v1/authors/${into!.id}`);
-  const left = await api.world.db.query<{ n: number }>('select count(*)::int as n from book_authors where author_id = $1', [from!.id]);
+  const left = await api.world.db.query<{ n: number }>('select count(*)::int as n from book_authors where author_id = entity_key($1)', [
+    from!.id,
+  ]);
   t.is(left.rows[0]!.n, 0);
 });
 

@@ -1,17 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { projectPath } from '../src/paths.js';
-import { ensureDatabase, migrate } from '../src/stores/postgres/migrate.js';
-import { createPool, type Pool } from '../src/stores/postgres/pool.js';
+import { migrate } from '../src/stores/postgres/migrate.js';
 import { FLUSH_EVERY_MS, Meter } from '../src/services/meter.js';
 import { UsageBatch, type UsageRecord } from '../src/domain/usage.js';
 import { insertUsage } from '../src/stores/postgres/usage.js';
-import { createWorld, dropDatabase, newKey, startTestServer, type TestWorld } from './helpers/env.js';
+import { createWorld, databaseAtRelease, newKey, startTestServer, type TestWorld } from './helpers/env.js';
 import { eventually } from './helpers/eventually.js';
 import { runCli, spawnServer } from './helpers/processes.js';
 import { meteredCalls, meteredCount } from './helpers/usage.js';
@@ -331,30 +328,8 @@ test.serial('usage rows are written as given, whatever characters the route hold
   t.deepEqual(rows, [{ route, status: 404, at: new Date('2026-11-22T10:00:00.123Z'), latency_ms: 1.5 }]);
 });
 
-/** A scratch database as the release that ended with `files` left it: applied and recorded as the migrator does. */
-async function databaseAtRelease(files: string[]): Promise<{ db: Pool; drop: () => Promise<void> }> {
-  const url = new URL(world.config.databaseUrl);
-  url.pathname = `/bookmeta_m${randomBytes(5).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  const db = createPool(url.toString(), 2);
-  await db.query('create table schema_migrations (version text primary key, applied_at timestamptz not null default now())');
-  for (const file of files) {
-    await db.query(await readFile(projectPath('src', 'stores', 'postgres', 'migrations', file), 'utf8'));
-    await db.query('insert into schema_migrations (version) values ($1)', [file]);
-  }
-  return {
-    db,
-    drop: async () => {
-      await db.end();
-      await dropDatabase(url.toString());
-    },
-  };
-}
-
-const RELEASE_003 = ['001_catalogue.sql', '002_also_liked.sql', '003_usage_ledger.sql'];
-
 test('migrating to batch storage keeps every call recorded before it, to the microsecond', async (t) => {
-  const { db, drop } = await databaseAtRelease(RELEASE_003);
+  const { db, drop } = await databaseAtRelease(world, '003_usage_ledger.sql');
   try {
     const before = [
       { kid: 'k1', method: 'GET', route: '/v1/isbn/:isbn', status: 200, at: new Date('2026-01-02T10:00:00.123Z'), latency_ms: 1.25 },
@@ -381,7 +356,7 @@ test('migrating to batch storage keeps every call recorded before it, to the mic
 });
 
 test('migrating batches of one object per call to grouped batches keeps every call and its batch bounds', async (t) => {
-  const { db, drop } = await databaseAtRelease([...RELEASE_003, '004_usage_batches.sql']);
+  const { db, drop } = await databaseAtRelease(world, '004_usage_batches.sql');
   try {
     // A batch as release 004 wrote it: one JSON object per call.
     const calls = [

@@ -108,7 +108,7 @@ test.serial('an Open Library cover, stored as its number, reads back as its URL 
   const book = await recordOf('OL30006M');
   t.is(book.cover_url, cover);
   t.is((await recordOf('OL2010881W')).cover_url, cover);
-  const { rows } = await api.world.db.query('select cover_url from books where id = $1', [book.id]);
+  const { rows } = await api.world.db.query('select cover_url from books where id = entity_key($1)', [book.id]);
   t.deepEqual(rows, [{ cover_url: '8231994' }]);
   const { results } = (await (await api.get('/v1/books/search?q=eventyr%20og%20historier&editions=all')).json()) as {
     results: { book: { id: string; cover_url: string } }[];

@@ -167,7 +167,7 @@ test("an Open Library work titled as a study guide, a summary or a boxset is of 
     try {
       await load(world, [works, editions], method);
       const { rows } = await world.db.query<{ work_key: string; kind: string; book_id: string }>(
-        'select w.work_key, w.kind, b.id as book_id from works w join books b on b.work_id = w.id order by 1',
+        'select w.work_key, w.kind, public_id(b.id) as book_id from works w join books b on b.work_id = w.id order by 1',
       );
       t.deepEqual(Object.fromEntries(rows.map((row) => [row.work_key, row.kind])), expected, method);
       const documents = await bookDocuments(
@@ -237,7 +237,7 @@ const killedFirstLoad = test.macro(async (t, catalogue: 'empty' | 'with goodbook
     const before = await catalogueFingerprint(killed.db);
     const { auth } = await newKey(killed);
     // Books not asked for before, so the answer comes from PostgreSQL rather than the response cache; none in an empty catalogue.
-    const { rows: books } = await killed.db.query<{ id: string }>('select id from books order by id limit 4');
+    const { rows: books } = await killed.db.query<{ id: string }>('select public_id(id) as id from books order by books.id limit 4');
     const expected = books.length > 0 ? 200 : 404;
     const bookAsked = (index: number) => books[index]?.id ?? `bk_00000000000${index}`;
     // Its sessions are named, so the test can wait until PostgreSQL has ended the killed load's work.

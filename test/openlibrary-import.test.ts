@@ -39,8 +39,8 @@ const load = (db: Pool, paths: string[], batchSize?: number) =>
 const lastSeq = async (db: Pool): Promise<number> =>
   (await db.query<{ seq: number }>('select coalesce(max(seq), 0)::bigint as seq from changes')).rows[0]!.seq;
 const entityOf = async (db: Pool, key: string): Promise<string | null> =>
-  (await db.query<{ entity_id: string | null }>('select entity_id from openlibrary_records where key = $1', [key])).rows[0]?.entity_id ??
-  null;
+  (await db.query<{ entity_id: string | null }>('select public_id(entity_id) as entity_id from openlibrary_records where key = $1', [key]))
+    .rows[0]?.entity_id ?? null;
 
 async function dumpFile(name: string, lines: string[]): Promise<string> {
   const path = join(scratch, name);
@@ -140,7 +140,7 @@ test.serial(
       ['ol:OL2010880W', 'ol:OL2010880W'],
     );
     const { rows: redirected } = await world.db.query<{ merged_into: string | null }>(
-      "select merged_into from works where work_key = 'ol:OL2010890W'",
+      "select public_id(merged_into) as merged_into from works where work_key = 'ol:OL2010890W'",
     );
     t.is(redirected[0]!.merged_into, await entityOf(world.db, 'OL2010880W'));
     const { rows: own } = await world.db.query<{ work_key: string }>(
@@ -161,7 +161,7 @@ test.serial(
     try {
       await importFile(other, 'goodbooks', GOODBOOKS_300);
       const { rows: before } = await other.db.query<{ id: string; work_id: string; title: string }>(
-        "select id, work_id, title from books where isbn_13 = '9780439023481'",
+        "select public_id(id) as id, public_id(work_id) as work_id, title from books where isbn_13 = '9780439023481'",
       );
       await importOpenLibrary([SAMPLE.editions, SAMPLE.works], { db: other.db, cache: null, log }, { progress: false });
       const { rows: after } = await other.db.query<{
@@ -170,7 +170,9 @@ test.serial(
         title: string;
         physical_format: string | null;
         subjects: string[];
-      }>("select id, work_id, title, physical_format, subjects from books where isbn_13 = '9780439023481'");
+      }>(
+        "select public_id(id) as id, public_id(work_id) as work_id, title, physical_format, subjects from books where isbn_13 = '9780439023481'",
+      );
       t.is(after.length, 1);
       t.is(after[0]!.id, before[0]!.id);
       // goodbooks owns the title; Open Library adds what only it knows.
@@ -179,12 +181,13 @@ test.serial(
       t.deepEqual(after[0]!.subjects, ['Survival', 'Reality television programs']);
       const olWork = (await entityOf(other.db, 'OL5735363W'))!;
       t.is(after[0]!.work_id, olWork);
-      const { rows: ours } = await other.db.query<{ merged_into: string | null }>('select merged_into from works where id = $1', [
-        before[0]!.work_id,
-      ]);
+      const { rows: ours } = await other.db.query<{ merged_into: string | null }>(
+        'select public_id(merged_into) as merged_into from works where id = entity_key($1)',
+        [before[0]!.work_id],
+      );
       t.is(ours[0]!.merged_into, olWork);
       const { rows: merge } = await other.db.query<{ n: number }>(
-        "select count(*)::int as n from changes where entity = 'work' and operation = 'merge' and entity_id = $1",
+        "select count(*)::int as n from changes where entity = 'work' and operation = 'merge' and entity_id = entity_key($1)",
         [before[0]!.work_id],
       );
       t.is(merge[0]!.n, 1);
@@ -233,7 +236,7 @@ test.serial(
     const edition = line('/type/edition', '/books/OL30090M', 1, { title: 'Dune', works: [{ key: '/works/OL30090W' }] });
     await load(world.db, [await dumpFile('kind-first.txt', [line('/type/work', '/works/OL30090W', 1, { title: 'Dune' }), edition])]);
     const { rows: before } = await world.db.query<{ kind: string; book_id: string }>(
-      "select w.kind, b.id as book_id from works w join books b on b.work_id = w.id where w.work_key = 'ol:OL30090W'",
+      "select w.kind, public_id(b.id) as book_id from works w join books b on b.work_id = w.id where w.work_key = 'ol:OL30090W'",
     );
     t.deepEqual(
       before.map((row) => row.kind),
@@ -247,7 +250,7 @@ test.serial(
     const { rows: after } = await world.db.query<{ kind: string }>("select kind from works where work_key = 'ol:OL30090W'");
     t.is(after[0]!.kind, 'companion');
     const { rows: changes } = await world.db.query<{ entity: string; entity_id: string; operation: string }>(
-      'select entity, entity_id, operation from changes where seq > $1 order by seq',
+      'select entity, public_id(entity_id) as entity_id, operation from changes where seq > $1 order by seq',
       [seq],
     );
     t.deepEqual(
@@ -307,14 +310,18 @@ test.serial('redirects merge through the merge machinery, whichever of the two k
   ]);
   t.is(report!.rejected.length, 0);
   const from = (await entityOf(world.db, 'OL30008M'))!;
-  const { rows } = await world.db.query<{ merged_into: string | null }>('select merged_into from books where id = $1', [from]);
+  const { rows } = await world.db.query<{ merged_into: string | null }>(
+    'select public_id(merged_into) as merged_into from books where id = entity_key($1)',
+    [from],
+  );
   t.is(rows[0]!.merged_into, await entityOf(world.db, 'OL30040M'));
-  const { rows: author } = await world.db.query<{ merged_into: string | null }>('select merged_into from authors where id = $1', [
-    await entityOf(world.db, 'OL10221255A'),
-  ]);
+  const { rows: author } = await world.db.query<{ merged_into: string | null }>(
+    'select public_id(merged_into) as merged_into from authors where id = entity_key($1)',
+    [await entityOf(world.db, 'OL10221255A')],
+  );
   t.is(author[0]!.merged_into, await entityOf(world.db, 'OL101176A'));
   const { rows: changes } = await world.db.query<{ n: number }>(
-    "select count(*)::int as n from changes where operation = 'merge' and entity_id = $1",
+    "select count(*)::int as n from changes where operation = 'merge' and entity_id = entity_key($1)",
     [from],
   );
   t.is(changes[0]!.n, 1);
@@ -362,7 +369,7 @@ test.serial('a deleted edition that comes back in a newer revision is the same b
   ]);
   const before = await idsOf(
     world.db,
-    "select id from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key",
+    "select public_id(id) as id from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key",
     [],
   );
   await load(world.db, [
@@ -376,7 +383,7 @@ test.serial('a deleted edition that comes back in a newer revision is the same b
     ]),
   ]);
   const { rows } = await world.db.query(
-    "select id, title, deleted_at is not null as deleted from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key",
+    "select public_id(id) as id, title, deleted_at is not null as deleted from books where source_key in ('openlibrary:OL30060M', 'openlibrary:OL30061M') order by source_key",
   );
   t.deepEqual(rows, [
     { id: before[0], title: 'Without an ISBN, revised', deleted: false },
@@ -384,9 +391,10 @@ test.serial('a deleted edition that comes back in a newer revision is the same b
   ]);
   t.like(report, { inserted: 0, updated: 2 });
   t.deepEqual([await entityOf(world.db, 'OL30060M'), await entityOf(world.db, 'OL30061M')], before);
-  const { rows: changes } = await world.db.query('select entity, entity_id as id, operation from changes where seq > $1 order by seq', [
-    seq,
-  ]);
+  const { rows: changes } = await world.db.query(
+    'select entity, public_id(entity_id) as id, operation from changes where seq > $1 order by seq',
+    [seq],
+  );
   t.deepEqual(
     changes,
     before.map((id) => ({ entity: 'book', id, operation: 'update' })),
@@ -415,11 +423,11 @@ test.serial('a deleted work or author that comes back in a newer revision is the
     ]),
   ]);
   const { rows: works } = await world.db.query(
-    "select id, title, deleted_at is not null as deleted from works where work_key = 'ol:OL30060W'",
+    "select public_id(id) as id, title, deleted_at is not null as deleted from works where work_key = 'ol:OL30060W'",
   );
   t.deepEqual(works, [{ id: work, title: 'A work, back', deleted: false }]);
   const { rows: authors } = await world.db.query(
-    "select id, name, deleted_at is not null as deleted from authors where name_key = 'ol:OL30060A'",
+    "select public_id(id) as id, name, deleted_at is not null as deleted from authors where name_key = 'ol:OL30060A'",
   );
   t.deepEqual(authors, [{ id: author, name: 'An Author, back', deleted: false }]);
 });
@@ -457,9 +465,10 @@ test.serial(
       ['works', 'work_key', 'ol:', 'W'],
       ['authors', 'name_key', 'ol:', 'A'],
     ] as const) {
-      const { rows } = await world.db.query(`select id, merged_into, deleted_at from ${table} where ${identity} = $1`, [
-        `${prefix}OL30070${kind}`,
-      ]);
+      const { rows } = await world.db.query(
+        `select public_id(id) as id, public_id(merged_into) as merged_into, deleted_at from ${table} where ${identity} = $1`,
+        [`${prefix}OL30070${kind}`],
+      );
       t.deepEqual(
         rows,
         [{ id: await entityOf(world.db, `OL30070${kind}`), merged_into: await entityOf(world.db, `OL30071${kind}`), deleted_at: null }],
@@ -482,14 +491,16 @@ test.serial(
     ]);
     await load(world.db, [await dumpFile('waiting-2.txt', [line('/type/work', '/works/OL30080W', 3, { title: 'Waiting work, back' })])]);
     await load(world.db, [await dumpFile('waiting-3.txt', [line('/type/work', '/works/OL30081W', 1, { title: 'Target work' })])]);
-    const { rows } = await world.db.query("select id, title, merged_into from works where work_key = 'ol:OL30080W'");
+    const { rows } = await world.db.query(
+      "select public_id(id) as id, title, public_id(merged_into) as merged_into from works where work_key = 'ol:OL30080W'",
+    );
     t.deepEqual(rows, [{ id: work, title: 'Waiting work, back', merged_into: null }]);
   },
 );
 
 test.serial('the database refuses to point an Open Library key that has an entity at another one', async (t) => {
   const book = await entityOf(world.db, 'OL30060M');
-  await t.throwsAsync(world.db.query("update openlibrary_records set entity_id = 'bk_another' where key = 'OL30060M'"), {
+  await t.throwsAsync(world.db.query("update openlibrary_records set entity_id = entity_key('bk_0000000000zz') where key = 'OL30060M'"), {
     message: /OL30060M/,
   });
   t.is(await entityOf(world.db, 'OL30060M'), book);

@@ -23,16 +23,16 @@ let ratingsFile: string;
 test.before(async () => {
   // Two editions of one work, and four books of four other works.
   const { rows: editions } = await world.db.query<Book>(
-    `select b.id, b.isbn_10, b.work_id from books b
+    `select public_id(b.id) as id, b.isbn_10, public_id(b.work_id) as work_id from books b
       where b.merged_into is null and b.isbn_10 is not null
         and (select count(*) from books o where o.work_id = b.work_id and o.merged_into is null and o.isbn_10 is not null) >= 2
       order by b.work_id, b.id limit 2`,
   );
   [edition1, edition2] = editions as [Book, Book];
   const { rows: others } = await world.db.query<Book>(
-    `select distinct on (work_id) id, isbn_10, work_id from books
-      where merged_into is null and isbn_10 is not null and work_id <> $1
-      order by work_id, id limit 4`,
+    `select distinct on (b.work_id) public_id(b.id) as id, b.isbn_10, public_id(b.work_id) as work_id from books b
+      where b.merged_into is null and b.isbn_10 is not null and b.work_id <> entity_key($1)
+      order by b.work_id, b.id limit 4`,
     [edition1.work_id],
   );
   [a, b, c, d] = others as [Book, Book, Book, Book];

@@ -234,7 +234,7 @@ test.serial(
         limit: 2,
       });
       const { rows } = await world.db.query<{ key: string }>(
-        `select k.key from openlibrary_records k join books b on b.work_id = k.entity_id where b.id = $1 and k.key like 'OL%W'`,
+        `select k.key from openlibrary_records k join books b on b.work_id = k.entity_id where b.id = entity_key($1) and k.key like 'OL%W'`,
         [page.hits[0]!.id],
       );
       return rows[0]!.key;
@@ -263,14 +263,14 @@ test.serial('the works whose readers changed are handed on once committed, a pag
     readersChanged: async (works) => {
       // Read on another connection: the new readers are committed.
       const { rows } = await world.db.query<{ n: number }>(
-        'select count(*)::int as n from work_readers where work_id = any($1::text[]) and want_to_read > 0',
+        'select count(*)::int as n from work_readers where work_id = any(entity_keys($1)) and want_to_read > 0',
         [works],
       );
       t.is(rows[0]!.n, works.length);
       pages.push(works);
     },
   });
-  const { rows } = await world.db.query<{ work_id: string }>('select work_id from work_readers');
+  const { rows } = await world.db.query<{ work_id: string }>('select public_id(work_id) as work_id from work_readers');
   const works = rows.map((row) => row.work_id).sort();
   t.true(works.length > 2, `${works.length} works with readers`);
   t.is(outcome.readersChanged, works.length);

@@ -282,7 +282,10 @@ test.serial(
     // A month later: a hundred more five-star ratings.
     fixture[1] = fixture[1]!.replace(counts, '4942465,155254,66715,127936,560092,1481305,2706417');
     t.like(await importFile(api.world, 'goodbooks', await csvFile(fixture)), { inserted: 0, updated: 1, unchanged: 299 });
-    const { rows } = await api.world.db.query('select entity::text, entity_id, operation::text from changes where seq > $1', [before]);
+    const { rows } = await api.world.db.query(
+      'select entity::text, public_id(entity_id) as entity_id, operation::text from changes where seq > $1',
+      [before],
+    );
     t.deepEqual(rows, [{ entity: 'book', entity_id: book.id, operation: 'update' }]);
     const goodreads = { average: 4.34, count: 4_942_465, stars: { ...HUNGER_GAMES_GOODREADS, '5': 2_706_417 } };
     for (const path of [`/v1/works/${book.work_id}`, `/v1/books/${book.id}`]) {

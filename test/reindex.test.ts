@@ -79,7 +79,7 @@ test.serial('reindex builds versioned indices behind the aliases with every live
   t.is(collins.name_key, authorKey('Suzanne Collins'));
   const { rows } = await world.db.query<{ popularity: number; works: number }>(
     `select sum(b.popularity)::bigint as popularity, count(distinct b.work_id)::int as works from book_authors ba
-       join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = $1`,
+       join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = entity_key($1)`,
     [collins.id],
   );
   t.is(collins.popularity, rows[0]!.popularity);
@@ -280,7 +280,10 @@ test.serial('reindex merges and warms the new index before its alias moves to it
   // The sample catalogue has no subjects: a few books get one, so that a subject's page has something to read.
   const subjected = await liveBooks(world.db, 3);
   await withTransaction(world.db, async (client) => {
-    await client.query('update books set subjects = $2 where id = any($1)', [subjected.map((book) => book.id), ['Fantasy fiction']]);
+    await client.query('update books set subjects = $2 where id = any(entity_keys($1))', [
+      subjected.map((book) => book.id),
+      ['Fantasy fiction'],
+    ]);
     await recordChanges(
       client,
       subjected.map((book) => ({ entity: 'book' as const, id: book.id, operation: 'update' as const })),

@@ -48,9 +48,10 @@ test.after.always(async () => {
 });
 
 const authorId = async (where: string, value: string, world = api.world): Promise<string> =>
-  (await world.db.query<{ id: string }>(`select id from authors where ${where} = $1`, [value])).rows[0]!.id;
+  (await world.db.query<{ id: string }>(`select public_id(id) as id from authors where ${where} = $1`, [value])).rows[0]!.id;
 const workOf = async (isbn: string, world = api.world): Promise<string> =>
-  (await world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [isbn])).rows[0]!.work_id;
+  (await world.db.query<{ work_id: string }>('select public_id(work_id) as work_id from books where isbn_13 = $1', [isbn])).rows[0]!
+    .work_id;
 
 test.serial(
   'the import of an author of another source tied by a shared ISBN ends with one record: the merged id answers 301, the feed records it, the split work groups',
@@ -64,7 +65,7 @@ test.serial(
     const survivor = (await (await api.get(`/v1/authors/${openLibraryCollins}`)).json()) as { name: string };
     t.is(survivor.name, 'Suzanne Collins');
     const { rows: merges } = await api.world.db.query<{ entity: string; entity_id: string; survivor_id: string }>(
-      'select entity, entity_id, survivor_id from changes where seq > $1 and operation = $2 order by seq',
+      'select entity, public_id(entity_id) as entity_id, public_id(survivor_id) as survivor_id from changes where seq > $1 and operation = $2 order by seq',
       [prior.seq, 'merge'],
     );
     t.deepEqual(

@@ -34,7 +34,7 @@ const badRequest = async (t: ExecutionContext, path: string, message: string) =>
 /** A work with several editions in the sample catalogue, and its title. */
 async function workWithEditions(): Promise<{ workId: string; title: string; editions: number }> {
   const { rows } = await search.world.db.query<{ work_id: string; title: string; editions: number }>(
-    `select b.work_id, min(b.title) as title, count(*)::int as editions from books b where b.merged_into is null
+    `select public_id(b.work_id) as work_id, min(b.title) as title, count(*)::int as editions from books b where b.merged_into is null
       group by b.work_id having count(*) > 1 and count(distinct b.title) = 1 order by count(*) desc, b.work_id limit 1`,
   );
   const row = rows[0]!;

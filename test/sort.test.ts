@@ -13,7 +13,7 @@ test.before(async () => {
     const { rows } = await world.db.query<{ id: string }>(
       `update books set popularity = 1, average_rating = 5
         where id = (select id from books where title ilike '%harry potter%' order by popularity, id limit 1)
-        returning id`,
+        returning public_id(id) as id`,
     );
     oneFiveStar = rows[0]!.id;
   });
@@ -38,7 +38,7 @@ async function workValues(): Promise<Map<string, { year: number | null; readers:
     ratings: string;
     rating_sum: string;
   }>(
-    `select b.work_id, w.original_year, sum(b.popularity) + coalesce(max(wp.popularity), 0) as readers,
+    `select public_id(b.work_id) as work_id, w.original_year, sum(b.popularity) + coalesce(max(wp.popularity), 0) as readers,
             coalesce(sum(b.popularity) filter (where b.average_rating is not null), 0) as ratings,
             coalesce(sum(b.popularity * b.average_rating), 0) as rating_sum
        from books b join works w on w.id = b.work_id left join work_popularity wp on wp.work_id = b.work_id

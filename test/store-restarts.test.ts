@@ -91,7 +91,7 @@ test('PostgreSQL, Redis and Elasticsearch restarted under traffic: never a 500, 
   const write = async (book: LiveBook) => {
     const title = `${book.title} (restart ${++writes})`;
     await withTransaction(world.db, async (client) => {
-      await client.query('update books set title = $2, updated_at = now() where id = $1', [book.id, title]);
+      await client.query('update books set title = $2, updated_at = now() where id = entity_key($1)', [book.id, title]);
       await recordChanges(client, [{ entity: 'book', id: book.id, operation: 'update' }]);
     });
     written.set(book.id, title);

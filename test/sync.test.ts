@@ -26,7 +26,7 @@ test.serial('sync applies updates and merges: merged ids leave the index, surviv
 
   // Two editions credited to different authors: merging them moves ratings and credits.
   const { rows: pair } = await world.db.query<{ from_id: string; into_id: string }>(
-    `select a.id as from_id, b.id as into_id from books a join books b on b.work_id = a.work_id and b.id > a.id
+    `select public_id(a.id) as from_id, public_id(b.id) as into_id from books a join books b on b.work_id = a.work_id and b.id > a.id
       where a.merged_into is null and b.merged_into is null limit 1`,
   );
   const { from_id: fromBook, into_id: intoBook } = pair[0]!;
@@ -34,7 +34,7 @@ test.serial('sync applies updates and merges: merged ids leave the index, surviv
 
   // Merging an author rewrites the author list of every book credited to it.
   const { rows: authors } = await world.db.query<{ id: string; name: string }>(
-    `select a.id, a.name from authors a where a.merged_into is null
+    `select public_id(a.id) as id, a.name from authors a where a.merged_into is null
        and exists (select 1 from book_authors ba join books b on b.id = ba.book_id and b.merged_into is null where ba.author_id = a.id)
      order by a.id limit 2`,
   );
@@ -67,7 +67,7 @@ test.serial("a retitled book leaves its authors' documents as they were; a book 
   await syncOnce(deps);
   // A book whose first author has another book of another work, so moving it changes their work count.
   const { rows } = await world.db.query<{ book: string; author: string; other_work: string }>(
-    `select b.id as book, ba.author_id as author, o.work_id as other_work
+    `select public_id(b.id) as book, public_id(ba.author_id) as author, public_id(o.work_id) as other_work
        from books b join book_authors ba on ba.book_id = b.id and ba.position = 0
        join book_authors oa on oa.author_id = ba.author_id and oa.book_id <> b.id
        join books o on o.id = oa.book_id and o.work_id <> b.work_id and o.merged_into is null
@@ -84,7 +84,7 @@ test.serial("a retitled book leaves its authors' documents as they were; a book 
   t.is((await authorDoc()).updated_seq, before.updated_seq, 'the author document was not rewritten');
 
   await withTransaction(world.db, async (client) => {
-    await client.query('update books set work_id = $2 where id = $1', [book, otherWork]);
+    await client.query('update books set work_id = entity_key($2) where id = entity_key($1)', [book, otherWork]);
     await recordChanges(client, [{ entity: 'book', id: book, operation: 'update' }]);
   });
   await syncOnce(deps);
@@ -98,7 +98,7 @@ test.serial('a work still offers a title to type-ahead after the edition that of
   const [first, second] = (await liveBookIds(world.db, 2, 60)).sort();
   await withTransaction(world.db, async (client) => {
     await client.query(
-      "update books set work_id = (select work_id from books where id = $1), title = 'Quibbling Marmots' where id = any($2::text[])",
+      "update books set work_id = (select work_id from books where id = entity_key($1)), title = 'Quibbling Marmots' where id = any(entity_keys($2))",
       [first, [first, second]],
     );
     await recordChanges(
@@ -107,7 +107,9 @@ test.serial('a work still offers a title to type-ahead after the edition that of
     );
   });
   await syncOnce(deps);
-  const { rows } = await world.db.query<{ work_id: string }>('select work_id from books where id = $1', [first]);
+  const { rows } = await world.db.query<{ work_id: string }>('select public_id(work_id) as work_id from books where id = entity_key($1)', [
+    first,
+  ]);
   const offered = async () => {
     await deps.es.indices.refresh({ index: deps.aliases.books });
     const response = await deps.es.search<{ work_id: string }>({
@@ -181,7 +183,7 @@ test.serial('the checkpoint does not move when Elasticsearch does not acknowledg
 test.serial('ratings changes reach the index through sync', async (t) => {
   const [a, b] = await liveBookIds(world.db, 2, 30);
   await withTransaction(world.db, async (client) => {
-    await client.query(`insert into book_also_liked (book_id, liked) values ($1, $2)`, [a, [b]]);
+    await client.query(`insert into book_also_liked (book_id, liked) values (entity_key($1), entity_keys($2))`, [a, [b]]);
     await recordChanges(client, [{ entity: 'book', id: a!, operation: 'update' }]);
   });
   await syncOnce(deps);
@@ -190,14 +192,14 @@ test.serial('ratings changes reach the index through sync', async (t) => {
 
 test.serial("a new rating on one edition reaches every edition of its work (the work's readers and rating), and only those", async (t) => {
   const { rows } = await world.db.query<{ work_id: string; ids: string[] }>(
-    `select work_id, array_agg(id order by id) as ids from books where merged_into is null and deleted_at is null
-      group by work_id having count(*) > 1 order by work_id limit 1`,
+    `select public_id(work_id) as work_id, array_agg(public_id(id) order by id) as ids from books where merged_into is null and deleted_at is null
+      group by books.work_id having count(*) > 1 order by books.work_id limit 1`,
   );
   const { work_id: workId, ids } = rows[0]!;
   await syncOnce(deps);
   const before = await allDocuments<{ work_id: string; work_readers: number; updated_seq: number }>(deps.es, deps.aliases.books);
   await withTransaction(world.db, async (client) => {
-    await client.query('update books set popularity = popularity + 1000, average_rating = 1 where id = $1', [ids[0]]);
+    await client.query('update books set popularity = popularity + 1000, average_rating = 1 where id = entity_key($1)', [ids[0]]);
     await recordChanges(client, [{ entity: 'book', id: ids[0]!, operation: 'update' }]);
   });
   await syncOnce(deps);

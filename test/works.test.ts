@@ -58,7 +58,9 @@ const api = useApi(test, {
 });
 
 const workOf = async (isbn: string): Promise<{ work_id: string }> => {
-  const { rows } = await api.world.db.query<{ work_id: string }>('select work_id from books where isbn_13 = $1', [parseIsbn(isbn)!.isbn13]);
+  const { rows } = await api.world.db.query<{ work_id: string }>('select public_id(work_id) as work_id from books where isbn_13 = $1', [
+    parseIsbn(isbn)!.isbn13,
+  ]);
   return rows[0]!;
 };
 

@@ -80,7 +80,7 @@ try {
   const { rows: books } = await database.db.query<SampleBook>(
     `select b.title, b.isbn_13, b.year,
             (select a.name from book_authors ba join authors a on a.id = ba.author_id where ba.book_id = b.id order by ba.position limit 1) as author
-       from books b where b.merged_into is null order by md5(b.id || $1) limit $2`,
+       from books b where b.merged_into is null order by md5(public_id(b.id) || $1) limit $2`,
     [values.seed, BATCH],
   );
   const records = books.map(record);

@@ -27,9 +27,9 @@ try {
   console.log(`writing ${count} changes`);
   await database.db.query(
     `insert into changes (entity, entity_id, operation, survivor_id)
-     select (array['book','work','author'])[1 + i % 3]::entity_kind, 'bk_' || lpad(i::text, 12, '0'),
+     select (array['book','work','author'])[1 + i % 3]::entity_kind, entity_key('bk_' || lpad(i::text, 12, '0')),
             (case when i % 50 = 0 then 'merge' else 'update' end)::change_operation,
-            case when i % 50 = 0 then 'bk_' || lpad((i + 1)::text, 12, '0') end
+            case when i % 50 = 0 then entity_key('bk_' || lpad((i + 1)::text, 12, '0')) end
        from generate_series(1, $1::int) as i`,
     [count],
   );

@@ -24,7 +24,7 @@ const headers = await benchKey(database.db);
 const { rows } = await database.db.query<{ isbn_13: string; work_id: string }>(
   // The work with the most editions: the largest record a lookup answers.
   `select (select isbn_13 from books where isbn_13 is not null order by popularity desc limit 1),
-          (select work_id from books group by work_id order by count(*) desc limit 1)`,
+          (select public_id(work_id) from books group by work_id order by count(*) desc limit 1) as work_id`,
 );
 const paths = { book: `/v1/isbn/${rows[0]!.isbn_13}`, work: `/v1/works/${rows[0]!.work_id}` };
 

@@ -64,7 +64,7 @@ if (!existing) {
 }
 // The books written to: as many as the run writes, spread over the catalogue.
 const { rows: bookRows } = await db.query<{ id: string }>(
-  'select id from books tablesample system (least(100, $1 * 100.0 / greatest(1, (select reltuples from pg_class where relname = $2)))) where merged_into is null and deleted_at is null limit $1',
+  'select public_id(id) as id from books tablesample system (least(100, $1 * 100.0 / greatest(1, (select reltuples from pg_class where relname = $2)))) where merged_into is null and deleted_at is null limit $1',
   [rate * seconds, 'books'],
 );
 const bookIds = bookRows.map((row) => row.id);
@@ -130,7 +130,7 @@ for (let n = 0; n < total; n += 1) {
   const id = bookIds[n % bookIds.length]!;
   const title = `bench follow ${n} ${Date.now()}`;
   await withTransaction(db, async (client) => {
-    await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title]);
+    await client.query('update books set title = $2, updated_at = now() where id = entity_key($1)', [id, title]);
     await recordChanges(client, [{ entity: 'book', id, operation: 'update' }]);
   });
   pending.set(title, performance.now());

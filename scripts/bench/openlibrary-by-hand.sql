@@ -44,12 +44,9 @@ create function pg_temp.prose(value jsonb) returns text language sql immutable a
   select case jsonb_typeof(value) when 'object' then value ->> 'value' when 'string' then value #>> '{}' end
 $$;
 
--- Ids of the catalogue's shape: a prefix and 12 characters of its alphabet (hexadecimal digits are).
-create function pg_temp.new_id(prefix text) returns text language sql volatile as $$
-  select prefix || '_' || substr(md5(random()::text), 1, 12)
-$$;
+-- Keys of the catalogue's shape, made as the service makes them (new_entity_key).
 create temp table ids on commit drop as
-  select key, pg_temp.new_id(case type when '/type/author' then 'au' when '/type/work' then 'wk' else 'bk' end) as id
+  select key, new_entity_key(case type when '/type/author' then 'au' when '/type/work' then 'wk' else 'bk' end) as id
     from records where type in ('/type/author', '/type/work', '/type/edition');
 alter table ids add primary key (key);
 analyze records, ids;
@@ -70,10 +67,10 @@ create temp table editions on commit drop as
     from records r join ids i using (key) where r.type = '/type/edition';
 -- Works named and not given, and editions naming none: a work of their own.
 insert into works (id, work_key, title)
-select pg_temp.new_id('wk'), 'ol:' || substring(e.work_key from '[^/]+$'), min(e.data ->> 'title')
+select new_entity_key('wk'), 'ol:' || substring(e.work_key from '[^/]+$'), min(e.data ->> 'title')
   from editions e where e.work_key is not null and not exists (select 1 from ids i where i.key = e.work_key) group by e.work_key;
 insert into works (id, work_key, title)
-select pg_temp.new_id('wk'), 'ol-edition:' || e.short, coalesce(e.data ->> 'title', e.short) from editions e where e.work_key is null;
+select new_entity_key('wk'), 'ol-edition:' || e.short, coalesce(e.data ->> 'title', e.short) from editions e where e.work_key is null;
 create temp table work_ids on commit drop as select work_key, id from works;
 analyze editions, work_ids;
 
@@ -97,8 +94,8 @@ select r.key, r.revision, (case r.type when '/type/redirect' then 'redirect' whe
   from records r left join ids i using (key);
 
 insert into changes (entity, entity_id, operation)
-select case when id like 'au%' then 'author' when id like 'wk%' then 'work' else 'book' end::entity_kind, id, 'insert'
-  from (select id from authors union all select id from works union all select id from books) made;
+select entity, id, 'insert'
+  from (select 'author'::entity_kind as entity, id from authors union all select 'work', id from works union all select 'book', id from books) made;
 
 do $$ declare d record; begin
   for d in select statement from definitions order by step loop execute d.statement; end loop;

@@ -129,7 +129,10 @@ async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; edi
 async function latencies(databaseUrl: string): Promise<{ lookup: number[]; changes: number[] }> {
   const db = createPool(databaseUrl, 2);
   try {
-    const { rows } = await db.query<{ id: string }>('select id from books tablesample system (1) repeatable ($1) limit 2000', [seed]);
+    const { rows } = await db.query<{ id: string }>(
+      'select public_id(id) as id from books tablesample system (1) repeatable ($1) limit 2000',
+      [seed],
+    );
     const ids = rows.map((row) => row.id);
     const { rows: last } = await db.query<{ seq: number }>('select max(seq)::bigint as seq from changes');
     const reads = new PointReads(db);

@@ -102,7 +102,7 @@ async function timedRun(): Promise<void> {
     const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`;
     // What it left, to compare between versions: the works' redirects and the change feed.
     const { rows: left } = await db.query<{ works: string; changes: number }>(
-      `select (select md5(string_agg(id || '>' || coalesce(merged_into, ''), ',' order by id)) from works) as works,
+      `select (select md5(string_agg(public_id(id) || '>' || coalesce(public_id(merged_into), ''), ',' order by id)) from works) as works,
               (select count(*) from changes)::int as changes`,
     );
     console.log(

@@ -170,7 +170,7 @@ try {
       const row = rows[(writes * 7919) % rows.length]!;
       const title = `${row.title} (soak ${writes})`;
       await withTransaction(database.db, async (client) => {
-        await client.query('update books set title = $2, updated_at = now() where id = $1', [row.id, title]);
+        await client.query('update books set title = $2, updated_at = now() where id = entity_key($1)', [row.id, title]);
         await recordChanges(client, [{ entity: 'book', id: row.id, operation: 'update' }]);
       });
       latestTitle.set(row.id, title);

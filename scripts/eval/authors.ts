@@ -179,8 +179,8 @@ async function main(): Promise<void> {
 
     // The design: each goodbooks author with Open Library's record of them, and the traps.
     const survivorOf = async (where: string, value: string): Promise<string | null> =>
-      (await db.query<{ id: string }>(`select coalesce(merged_into, id) as id from authors where ${where} = $1`, [value])).rows[0]?.id ??
-      null;
+      (await db.query<{ id: string }>(`select public_id(coalesce(merged_into, id)) as id from authors where ${where} = $1`, [value]))
+        .rows[0]?.id ?? null;
     let left = 0;
     const leftExamples: string[] = [];
     for (const [goodbooksName, olKey] of designed.same) {

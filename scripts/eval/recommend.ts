@@ -120,12 +120,12 @@ async function main(): Promise<void> {
   try {
     const books = await booksByIsbn13(services.db, [...new Set(ratings.map((rating) => rating.isbn13))]);
     const { rows: workRows } = await services.db.query<{ id: string; work_id: string }>(
-      'select id, work_id from books where merged_into is null',
+      'select public_id(id) as id, public_id(work_id) as work_id from books where merged_into is null',
     );
     const workOf = new Map(workRows.map((row) => [row.id, row.work_id]));
     // The baseline: the works most liked in the training ratings.
     const { rows: likes } = await services.db.query<{ work_id: string; likes: number }>(
-      `select b.work_id, count(*)::int as likes from ratings r join books b on b.id = r.book_id where r.rating >= $1 group by b.work_id order by likes desc, b.work_id limit 500`,
+      `select public_id(b.work_id) as work_id, count(*)::int as likes from ratings r join books b on b.id = r.book_id where r.rating >= $1 group by b.work_id order by likes desc, b.work_id limit 500`,
       [LIKED],
     );
     const popularWorks = likes.map((row) => row.work_id);

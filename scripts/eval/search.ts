@@ -385,7 +385,7 @@ async function main(): Promise<void> {
   const { services } = world;
   try {
     const { rows: live } = await services.db.query<{ id: string; isbn_13: string | null; source_key: string | null }>(
-      'select id, isbn_13, source_key from books where merged_into is null',
+      'select public_id(id) as id, isbn_13, source_key from books where merged_into is null',
     );
     const bookOf = new Map(
       live.flatMap((row) => [

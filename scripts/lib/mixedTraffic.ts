@@ -37,7 +37,7 @@ export async function indexedSample(db: Pool, elastic: Elastic, indexPrefix: str
   await importSampleBooks(db);
   await reindex({ db, es: elastic, aliases: indexAliases(indexPrefix), log: createLogger('warn') }, 'all', { progress: false });
   const { rows } = await db.query<SampleBook>(
-    'select id, isbn_13, title from books where isbn_13 is not null and merged_into is null order by id',
+    'select public_id(id) as id, isbn_13, title from books where isbn_13 is not null and merged_into is null order by books.id',
   );
   return rows;
 }

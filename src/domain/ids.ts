@@ -1,5 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
+// PostgreSQL stores each id as a 64-bit key (migration 060: public_id and entity_key convert at the
+// boundary); everything in TypeScript, and everything a client sees, is the public form made here.
+
 /** The three kinds of catalogue entity; each has its own id prefix so an id shows what it names. */
 export type EntityKind = 'book' | 'work' | 'author';
 
@@ -7,7 +10,7 @@ export const ENTITY_KINDS: readonly EntityKind[] = ['book', 'work', 'author'];
 
 const PREFIX: Record<EntityKind, string> = { book: 'bk', work: 'wk', author: 'au' };
 
-/** The prefix of the ids of a kind (`bk` of `bk_5n1x7q0c2r9a`), for SQL that makes ids with new_entity_id. */
+/** The prefix of the ids of a kind (`bk` of `bk_5n1x7q0c2r9a`), for SQL that makes keys with new_entity_key. */
 export const idPrefix = (kind: EntityKind): string => PREFIX[kind];
 
 // Crockford's base32: URL-safe, case-insensitive to read aloud, no I/L/O/U to confuse.

@@ -73,9 +73,9 @@ export async function liveBooks(
   { offset = 0, withIsbn = false, titleWithout }: LiveBookFilter = {},
 ): Promise<LiveBook[]> {
   const { rows } = await db.query<LiveBook>(
-    `select id, title, work_id, isbn_13 from books
-      where merged_into is null and ($3::boolean is false or isbn_13 is not null) and ($4::text is null or strpos(title, $4) = 0)
-      order by id limit $1 offset $2`,
+    `select public_id(b.id) as id, b.title, public_id(b.work_id) as work_id, b.isbn_13 from books b
+      where b.merged_into is null and ($3::boolean is false or b.isbn_13 is not null) and ($4::text is null or strpos(b.title, $4) = 0)
+      order by b.id limit $1 offset $2`,
     [limit, offset, withIsbn, titleWithout ?? null],
   );
   return rows;
@@ -87,7 +87,8 @@ export const liveBookIds = async (db: Pool, limit: number, offset = 0): Promise<
 /** Retitles books in one transaction and records their changes in the sequence, as a write of the service does. */
 export async function retitle(db: Pool, bookIds: readonly string[], title: (id: string) => string): Promise<void> {
   await withTransaction(db, async (client) => {
-    for (const id of bookIds) await client.query('update books set title = $2, updated_at = now() where id = $1', [id, title(id)]);
+    for (const id of bookIds)
+      await client.query('update books set title = $2, updated_at = now() where id = entity_key($1)', [id, title(id)]);
     await recordChanges(
       client,
       bookIds.map((id) => ({ entity: 'book' as const, id, operation: 'update' as const })),

@@ -78,6 +78,26 @@ export async function createWorld(overrides: NodeJS.ProcessEnv = {}): Promise<Te
 }
 
 /** Drops the database the URL names, connections and all. */
+/**
+ * A scratch database of the world's server as the release that ended with migration `last` left it,
+ * for tests of the migrations after it; `drop` ends its pool and drops it.
+ */
+export async function databaseAtRelease(world: TestWorld, last: string): Promise<{ db: Pool; url: string; drop: () => Promise<void> }> {
+  const url = new URL(world.config.databaseUrl);
+  url.pathname = `/bookmeta_m${randomBytes(5).toString('hex')}`;
+  await ensureDatabase(url.toString());
+  const db = createPool(url.toString(), 2);
+  await migrate(db, { upTo: last });
+  return {
+    db,
+    url: url.toString(),
+    drop: async () => {
+      await db.end();
+      await dropDatabase(url.toString());
+    },
+  };
+}
+
 export async function dropDatabase(databaseUrl: string): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();

@@ -83,7 +83,9 @@ function withoutSeq(document: Record<string, unknown>): Record<string, unknown> 
 export async function assertIndexMatches(t: ExecutionContext, deps: LoaderDeps): Promise<void> {
   for (const kind of ['books', 'authors'] as const) {
     const indexed = await allDocuments<Record<string, unknown>>(deps.es, deps.aliases[kind]);
-    const { rows } = await deps.db.query<{ id: string }>(`select id from ${kind} where merged_into is null order by id`);
+    const { rows } = await deps.db.query<{ id: string }>(
+      `select public_id(e.id) as id from ${kind} e where e.merged_into is null order by e.id`,
+    );
     const ids = rows.map((row) => row.id);
     const built = kind === 'books' ? await bookDocuments(deps.db, ids, 0) : await authorDocuments(deps.db, ids, 0);
     const missing = ids.filter((id) => !indexed.has(id));

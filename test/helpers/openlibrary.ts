@@ -87,7 +87,7 @@ export async function feedAsClientsRead(
   since: number,
 ): Promise<{ byEntity: Record<string, string[]>; survivorsUnseen: string[] }> {
   const keys = new Map(
-    (await world.db.query<{ id: string; k: string }>(`${KEYED} select id, k from k`)).rows.map((row) => [row.id, row.k]),
+    (await world.db.query<{ id: string; k: string }>(`${KEYED} select public_id(id) as id, k from k`)).rows.map((row) => [row.id, row.k]),
   );
   const shortCache = new ShortCache(world.cache, 0, createLogger('silent'));
   const byEntity: Record<string, string[]> = {};

@@ -54,7 +54,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
       return {
         ...header,
         id: newId('author'),
-        entity_key: olNameKey(record.key),
+        identity_key: olNameKey(record.key),
         digest: digestOf(author),
         name: author.name,
         bio: author.bio,
@@ -69,7 +69,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
       return {
         ...header,
         id: newId('work'),
-        entity_key: olWorkKey(record.key),
+        identity_key: olWorkKey(record.key),
         digest: digestOf(work),
         title: work.title,
         subtitle: work.subtitle,
@@ -85,7 +85,7 @@ function staged(record: OlRecord, at: { ord: number; file: number; line: number 
       return {
         ...header,
         id: newId('book'),
-        entity_key: bookSourceKey(record.key),
+        identity_key: bookSourceKey(record.key),
         own_work_id: edition.workKey ? null : newId('work'),
         own_work_key: edition.workKey ? null : ownWorkKey(record.key),
         digest: digestOf(edition),

@@ -30,26 +30,29 @@ export interface BuiltDocument {
 type Fields = Readonly<Record<string, FieldDeclaration>>;
 
 /**
- * The select list of a document statement, from the index's declaration: the fields PostgreSQL
- * gives as they are, assembled as JSON text by json_build_object (so a full reindex pipes them into
- * bulk requests without parsing and re-serialising a million objects in Node), and the sources of
- * those that code finishes, one column each (`f0`, `f1`, ...).
+ * The select list of a document statement, from the index's declaration: the document's `id` field,
+ * the fields PostgreSQL gives as they are, assembled as JSON text by json_build_object (so a full
+ * reindex pipes them into bulk requests without parsing and re-serialising a million objects in
+ * Node), and the sources of those that code finishes, one column each (`f0`, `f1`, ...).
  */
 function selectList(declaration: IndexDeclaration<Fields>): { sql: string; finish: (row: DocumentRow) => BuiltDocument } {
   const fields = Object.entries(declaration.fields).flatMap(([name, field]) => (field.from ? [{ name, from: field.from }] : []));
-  const plain = fields.filter((field) => field.from.finish === undefined);
+  // The id is the row's `id` column too (the bulk request's _id): rendered once, and spliced into the JSON.
+  const id = fields.find((field) => field.name === 'id')!;
+  const plain = fields.filter((field) => field.from.finish === undefined && field !== id);
   const finished = fields.flatMap(({ name, from: { sql, finish } }) => (finish ? [{ name, sql, finish }] : []));
   const sql = [
+    `${id.from.sql} as id`,
     `json_build_object(${plain.map((field) => `'${field.name}', ${field.from.sql}`).join(',\n')})::text as json`,
     ...finished.map((field, at) => `${field.sql} as f${at}`),
   ].join(',\n');
   return {
     sql,
     finish: (row) => {
-      if (finished.length === 0) return { id: row.id, json: row.json };
       const values = Object.fromEntries(finished.map((field, at) => [field.name, field.finish(row[`f${at}`])]));
-      // The finished fields spliced in before the closing brace.
-      return { id: row.id, json: `${row.json.slice(0, -1)},${JSON.stringify(values).slice(1)}` };
+      // The id first, as declared, then the fields PostgreSQL assembled, then the finished ones.
+      const members = [`"id":${JSON.stringify(row.id)}`, row.json.slice(1, -1), JSON.stringify(values).slice(1, -1)];
+      return { id: row.id, json: `{${members.filter((member) => member !== '').join(',')}}` };
     },
   };
 }
@@ -58,14 +61,24 @@ interface DocumentRow extends BuiltDocument {
   [finishedSource: `f${number}`]: unknown;
 }
 
+/**
+ * Which rows a document statement builds: the live ones of the ids $2, or a page, the first $3 live
+ * ones after the id $2 in id order (from the first when $2 is null: keys are positive).
+ */
+type Rows = 'ids' | 'page';
+const liveRows = (table: IndexKind, rows: Rows): string =>
+  rows === 'ids'
+    ? `select * from ${table} where id = any(entity_keys($2)) and merged_into is null and deleted_at is null`
+    : `select * from ${table} where id > coalesce(entity_key($2), 0) and merged_into is null and deleted_at is null order by id limit $3`;
+
 const BOOK_FIELDS = selectList(BOOKS_INDEX);
 
-// $1 is the version (updated_seq), $2 the ids. Field sources read the tables named in booksIndex.ts.
-// What a book takes from all its work's editions (ws, tl) is read once per work of the batch, not
-// once per edition: a work of thousands of editions would cost the square of them.
-const BOOK_SELECT = `
-  with batch as materialized (
-    select * from books where id = any($2::text[]) and merged_into is null and deleted_at is null
+// $1 is the version (updated_seq). Field sources read the tables named in booksIndex.ts. What a
+// book takes from all its work's editions (ws, tl) is read once per work of the batch, not once per
+// edition: a work of thousands of editions would cost the square of them. Ids are rendered once
+// per row they come from (an author's in `au`, a liked book's in `o`).
+const bookSelect = (rows: Rows): string => `
+  with batch as materialized (${liveRows('books', rows)}
   ), editions as materialized (
     select e.*
       from (select distinct work_id from batch) bw
@@ -80,54 +93,52 @@ const BOOK_SELECT = `
   ), title_leads as (
     select distinct on (work_id, title) id from editions order by work_id, title, popularity desc, id
   )
-  select b.id, ${BOOK_FIELDS.sql}
+  select ${BOOK_FIELDS.sql}
     from batch b
     join work_sums ws on ws.work_id = b.work_id
     left join title_leads tl on tl.id = b.id
     cross join lateral (select kind, title, subjects, original_year from works where id = b.work_id offset 0) w
     left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
     left join lateral (
-      select json_agg(json_build_object('id', ba.author_id, 'name', au.name) order by ba.position) as authors,
-             json_agg(ba.author_id order by ba.position) as ids,
+      select json_agg(json_build_object('id', au.id, 'name', au.name) order by ba.position) as authors,
+             json_agg(au.id order by ba.position) as ids,
              json_agg(au.name order by ba.position) as names,
-             json_agg(ba.author_id || chr(31) || au.name order by ba.position) as facet
+             json_agg(au.id || chr(31) || au.name order by ba.position) as facet
         from book_authors ba
-        cross join lateral (select name from authors where id = ba.author_id offset 0) au
+        cross join lateral (select public_id(id) as id, name from authors where id = ba.author_id offset 0) au
        where ba.book_id = b.id
     ) a on true
     left join lateral (
       select json_agg(o.id order by u.ord) as ids
         from book_also_liked al
         cross join lateral unnest(al.liked) with ordinality as u(id, ord)
-        cross join lateral (select id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
+        cross join lateral (select public_id(id) as id from books where id = u.id and merged_into is null and work_id <> b.work_id offset 0) o
        where al.book_id = b.id
     ) l on true`;
 
 const AUTHOR_FIELDS = selectList(AUTHORS_INDEX);
 
-// $1 is the version (updated_seq), $2 the ids. Field sources read the tables named in authorsIndex.ts.
-const AUTHOR_SELECT = `
-  select a.id, ${AUTHOR_FIELDS.sql}
-    from authors a
+// $1 is the version (updated_seq). Field sources read the tables named in authorsIndex.ts.
+const authorSelect = (rows: Rows): string => `
+  select ${AUTHOR_FIELDS.sql}
+    from (${liveRows('authors', rows)}) a
     left join lateral (
       select count(distinct b.work_id) as work_count, sum(b.popularity + coalesce(wp.popularity, 0)) as popularity
         from book_authors ba
         cross join lateral (select work_id, popularity from books where id = ba.book_id and merged_into is null and deleted_at is null offset 0) b
         left join lateral (select popularity from work_popularity where work_id = b.work_id offset 0) wp on true
        where ba.author_id = a.id
-    ) s on true
-   where a.id = any($2::text[]) and a.merged_into is null and a.deleted_at is null`;
+    ) s on true`;
 
 const STATEMENTS = {
-  books: { select: BOOK_SELECT, finish: BOOK_FIELDS.finish },
-  authors: { select: AUTHOR_SELECT, finish: AUTHOR_FIELDS.finish },
+  books: { ids: bookSelect('ids'), page: bookSelect('page'), finish: BOOK_FIELDS.finish },
+  authors: { ids: authorSelect('ids'), page: authorSelect('page'), finish: AUTHOR_FIELDS.finish },
 } as const;
 
 async function documentsOf(db: Queryable, kind: IndexKind, ids: readonly string[], seq: number): Promise<BuiltDocument[]> {
   if (ids.length === 0) return [];
-  const { select, finish } = STATEMENTS[kind];
-  const { rows } = await db.query<DocumentRow>(select, [seq, ids]);
-  return rows.map(finish);
+  const { rows } = await db.query<DocumentRow>(STATEMENTS[kind].ids, [seq, ids]);
+  return rows.map(STATEMENTS[kind].finish);
 }
 
 /** Documents of those of `ids` that are live books, in one statement. Missing ids are not live. */
@@ -148,8 +159,8 @@ export async function countLive(db: Queryable, kind: IndexKind): Promise<number>
 
 /**
  * Every live document of a kind in batches of `batchSize`, as the transaction of `client` sees the
- * catalogue (reindex runs it in a REPEATABLE READ snapshot): the ids page by page in id order, each
- * page built by the statement sync uses for its batches.
+ * catalogue (reindex runs it in a REPEATABLE READ snapshot): page by page in id order, each page
+ * built by the statement sync uses for its batches, reading the page's rows where sync reads its ids.
  */
 export async function* streamDocuments(
   client: PoolClient,
@@ -157,19 +168,12 @@ export async function* streamDocuments(
   seq: number,
   batchSize: number,
 ): AsyncGenerator<BuiltDocument[]> {
-  for (let after = ''; ;) {
-    const { rows } = await client.query<{ id: string }>(
-      `select id from ${kind} where id > $1 and merged_into is null and deleted_at is null order by id limit $2`,
-      [after, batchSize],
-    );
+  for (let after: string | null = null; ;) {
+    const { rows }: { rows: DocumentRow[] } = await client.query<DocumentRow>(STATEMENTS[kind].page, [seq, after, batchSize]);
     if (rows.length === 0) return;
-    after = rows.at(-1)!.id;
-    yield await documentsOf(
-      client,
-      kind,
-      rows.map((row) => row.id),
-      seq,
-    );
+    // The page's last id (its rows come in no order): ids of one kind sort as their keys do.
+    after = rows.reduce((last, row) => (row.id > last ? row.id : last), rows[0]!.id);
+    yield rows.map(STATEMENTS[kind].finish);
   }
 }
 
@@ -201,10 +205,11 @@ export const sameWorkFacts = (a: BookFacts, b: BookFacts): boolean =>
 export async function bookFacts(db: Queryable, ids: readonly string[]): Promise<Map<string, BookFacts>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<BookFacts & { id: string }>(
-    `select b.id, b.work_id, b.title, b.popularity + coalesce(wp.popularity, 0) as popularity, b.average_rating::float8 as average_rating,
-            array(select ba.author_id from book_authors ba where ba.book_id = b.id order by ba.position) as author_ids
+    `select public_id(b.id) as id, public_id(b.work_id) as work_id, b.title, b.popularity + coalesce(wp.popularity, 0) as popularity,
+            b.average_rating::float8 as average_rating,
+            array(select public_id(ba.author_id) from book_authors ba where ba.book_id = b.id order by ba.position) as author_ids
        from books b left join work_popularity wp on wp.work_id = b.work_id
-      where b.id = any($1::text[]) and b.merged_into is null and b.deleted_at is null`,
+      where b.id = any(entity_keys($1)) and b.merged_into is null and b.deleted_at is null`,
     [ids],
   );
   return new Map(rows.map(({ id, ...facts }) => [id, facts]));
@@ -214,8 +219,9 @@ export async function bookFacts(db: Queryable, ids: readonly string[]): Promise<
 export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]): Promise<string[]> {
   if (authorIds.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
-    `select distinct b.id from book_authors ba join books b on b.id = ba.book_id
-      where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null`,
+    `select public_id(l.id) as id
+       from (select distinct b.id from book_authors ba join books b on b.id = ba.book_id
+              where ba.author_id = any(entity_keys($1)) and b.merged_into is null and b.deleted_at is null) l`,
     [authorIds],
   );
   return rows.map((row) => row.id);
@@ -225,7 +231,7 @@ export async function booksOfAuthors(db: Queryable, authorIds: readonly string[]
 export async function editionsOfWorks(db: Queryable, workIds: readonly string[]): Promise<string[]> {
   if (workIds.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
-    'select id from books where work_id = any($1::text[]) and merged_into is null and deleted_at is null',
+    'select public_id(id) as id from books where work_id = any(entity_keys($1)) and merged_into is null and deleted_at is null',
     [workIds],
   );
   return rows.map((row) => row.id);

@@ -14,7 +14,7 @@ export async function claimCredits(client: PoolClient, claims: readonly { bookId
   await client.query(
     `with added as (
        insert into claimed_credits (book_id, author_id)
-       select * from unnest($1::text[], $2::text[]) on conflict do nothing
+       select * from unnest(entity_keys($1), entity_keys($2)) on conflict do nothing
        returning author_id
      )
      insert into authors_to_resolve (kind, entity_id) select distinct 'author'::entity_kind, author_id from added`,
@@ -32,7 +32,7 @@ export async function noteToResolve(client: PoolClient, ids: Iterable<string>): 
     return kind === 'author' || kind === 'work' ? [{ kind, id }] : [];
   });
   if (entities.length === 0) return;
-  await client.query(`insert into authors_to_resolve (kind, entity_id) select * from unnest($1::entity_kind[], $2::text[])`, [
+  await client.query(`insert into authors_to_resolve (kind, entity_id) select * from unnest($1::entity_kind[], entity_keys($2))`, [
     entities.map((entity) => entity.kind),
     entities.map((entity) => entity.id),
   ]);
@@ -65,7 +65,7 @@ export interface ToResolve {
  */
 export async function takeToResolve(client: PoolClient, limit: number): Promise<ToResolve> {
   const { rows } = await client.query<{ id: number; kind: 'author' | 'work'; entity_id: string }>(
-    'select id, kind, entity_id from authors_to_resolve order by id limit $1 for update skip locked',
+    'select id, kind, public_id(entity_id) as entity_id from authors_to_resolve order by id limit $1 for update skip locked',
     [limit],
   );
   const of = (kind: 'author' | 'work') => [...new Set(rows.filter((row) => row.kind === kind).map((row) => row.entity_id))];
@@ -102,9 +102,9 @@ export async function forgetResolved(db: Queryable, rows: readonly number[]): Pr
 export async function liveAuthorsOf(db: Queryable, authorIds: readonly string[], workIds: readonly string[]): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `with work as (
-       select coalesce(w.merged_into, w.id) as id from works w where w.id = any($2::text[])
+       select coalesce(w.merged_into, w.id) as id from works w where w.id = any(entity_keys($2))
      ), named as (
-       select a.id from authors a where a.id = any($1::text[])
+       select a.id from authors a where a.id = any(entity_keys($1))
        union
        select ba.author_id from work w join books b on b.work_id = w.id join book_authors ba on ba.book_id = b.id
         where b.merged_into is null and b.deleted_at is null
@@ -113,9 +113,10 @@ export async function liveAuthorsOf(db: Queryable, authorIds: readonly string[],
          join claimed_credits c on c.book_id = cb.id
         where b.merged_into is null and b.deleted_at is null
      )
-     select distinct s.id from named n join authors a on a.id = n.id join authors s on s.id = coalesce(a.merged_into, a.id)
-      where s.deleted_at is null
-      order by s.id`,
+     select public_id(l.id) as id
+       from (select distinct s.id from named n join authors a on a.id = n.id join authors s on s.id = coalesce(a.merged_into, a.id)
+              where s.deleted_at is null) l
+      order by l.id`,
     [authorIds, workIds],
   );
   return rows.map((row) => row.id);
@@ -134,11 +135,11 @@ const CREDITS = `credit as (
 // The same of the works where the authors $1 (live) are credited or claimed, reached from them.
 const CREDITS_OF_SCOPE = `scoped_work as (
   select b.work_id from book_authors ba join books b on b.id = ba.book_id
-   where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null
+   where ba.author_id = any(entity_keys($1)) and b.merged_into is null and b.deleted_at is null
   union
   select b.work_id from authors a join claimed_credits c on c.author_id = a.id join books cb on cb.id = c.book_id
     join books b on b.id = coalesce(cb.merged_into, cb.id)
-   where (a.id = any($1::text[]) or a.merged_into = any($1::text[])) and b.deleted_at is null
+   where (a.id = any(entity_keys($1)) or a.merged_into = any(entity_keys($1))) and b.deleted_at is null
 ), credit as (
   select b.work_id, ba.author_id
     from scoped_work w join books b on b.work_id = w.work_id join book_authors ba on ba.book_id = b.id
@@ -170,8 +171,8 @@ export async function authorsSharingWorks(
          from live x join live y on y.work_id = x.work_id and y.author_id > x.author_id
         group by 1, 2
      )
-     select p.* from pairs p
-      where ${scope ? '(p.a = any($1::text[]) or p.b = any($1::text[])) and' : ''}
+     select public_id(p.a) as a, public_id(p.b) as b, p.works from pairs p
+      where ${scope ? '(p.a = any(entity_keys($1)) or p.b = any(entity_keys($1))) and' : ''}
             not exists (select 1 from book_authors ba join book_authors bb on bb.book_id = ba.book_id join books b on b.id = ba.book_id
                          where b.merged_into is null and ba.author_id = p.a and bb.author_id = p.b)
       order by p.a, p.b`,
@@ -191,9 +192,9 @@ export interface AuthorRecord {
 
 export async function authorRecords(db: Queryable, ids: readonly string[]): Promise<Map<string, AuthorRecord>> {
   const { rows } = await db.query<{ id: string; names: string[]; open_library: boolean; created_at: Date }>(
-    `select a.id, array[a.name] || coalesce((select array_agg(n.name order by n.name) from author_names n where n.author_id = a.id), '{}') as names,
+    `select public_id(a.id) as id, array[a.name] || coalesce((select array_agg(n.name order by n.name) from author_names n where n.author_id = a.id), '{}') as names,
             a.name_key like 'ol:%' as open_library, a.created_at
-       from authors a where a.id = any($1::text[])`,
+       from authors a where a.id = any(entity_keys($1))`,
     [ids],
   );
   return new Map(rows.map((row) => [row.id, { id: row.id, names: row.names, openLibrary: row.open_library, createdAt: row.created_at }]));
@@ -201,7 +202,7 @@ export async function authorRecords(db: Queryable, ids: readonly string[]): Prom
 
 // Works with a live book credited to one of the authors $1.
 const SCOPED_WORK = `and w.id in (select b.work_id from book_authors ba join books b on b.id = ba.book_id
-                                   where ba.author_id = any($1::text[]) and b.merged_into is null and b.deleted_at is null)`;
+                                   where ba.author_id = any(entity_keys($1)) and b.merged_into is null and b.deleted_at is null)`;
 
 export interface AuthoredWork {
   id: string;
@@ -236,14 +237,14 @@ export async function* authoredWorksByAuthor(db: Pool, scope: readonly string[] 
   const client = await db.connect();
   const cursor = client.query(
     new Cursor<AuthoredWorkRow>(
-      `select w.id, w.work_key, w.work_key like 'ol:%' as open_library, e.author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
+      `select public_id(w.id) as id, w.work_key, w.work_key like 'ol:%' as open_library, public_id(e.author_id) as author_id, e.title, coalesce(p.popularity, 0)::float8 as popularity
          from works w
          join lateral (select b.title, ba.author_id from books b join book_authors ba on ba.book_id = b.id
                         where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
                         order by b.popularity desc, coalesce(b.source_key, b.isbn_13), ba.position limit 1 offset 0) e on true
          left join lateral (select sum(popularity) as popularity from books where work_id = w.id and merged_into is null offset 0) p on true
         where w.merged_into is null and w.deleted_at is null
-          ${scope ? `${SCOPED_WORK} and e.author_id = any($1::text[])` : ''}
+          ${scope ? `${SCOPED_WORK} and e.author_id = any(entity_keys($1))` : ''}
         order by e.author_id`,
       scope ? [scope] : [],
     ),

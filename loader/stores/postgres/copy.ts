@@ -17,6 +17,46 @@ export async function copyRows(client: PoolClient, table: string, columns: reado
   await copyText(client, table, columns, chunks(columns, rows));
 }
 
+/**
+ * Rows of `table` into a staging table of the session (emptied first, and at commit) in one COPY,
+ * for the caller's statement to apply; answers its name. Its columns are the table's, but text for
+ * `ids`, the columns of entity ids: the rows hold public ids, which the table stores as keys, so the
+ * statement applying them parses each once (entity_key).
+ */
+export async function stageRows(
+  client: PoolClient,
+  table: string,
+  columns: readonly string[],
+  ids: readonly string[],
+  rows: readonly object[],
+): Promise<string> {
+  const staging = `${table}_batch`;
+  await client.query(
+    `create temp table if not exists ${staging} on commit delete rows as
+     select ${columns.map((column) => (ids.includes(column) ? `null::text as ${column}` : column)).join(', ')} from ${table} with no data`,
+  );
+  // A transaction may stage several batches (a first load's record path does).
+  await client.query(`truncate ${staging}`);
+  await copyRows(client, staging, columns, rows);
+  return staging;
+}
+
+/** Rows into a table as copyRows writes them, through stageRows: `ids` are its columns of entity ids. */
+export async function copyRowsWithIds(
+  client: PoolClient,
+  table: string,
+  columns: readonly string[],
+  ids: readonly string[],
+  rows: readonly object[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const staging = await stageRows(client, table, columns, ids, rows);
+  await client.query(
+    `insert into ${table} (${columns.join(', ')})
+     select ${columns.map((column) => (ids.includes(column) ? `entity_key(${column})` : column)).join(', ')} from ${staging}`,
+  );
+}
+
 /** Rows already in COPY's text format (see `copyLines`), in one COPY statement. */
 export async function copyText(
   client: PoolClient,

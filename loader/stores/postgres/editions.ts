@@ -69,7 +69,7 @@ export type NewEdition = Partial<EditionFields> & Pick<StoredEdition, 'id' | 'wo
 /** The author each identity key already names, through any of its spellings. */
 export async function authorIdsByKey(client: PoolClient, keys: readonly string[]): Promise<Map<string, string>> {
   const { rows } = await client.query<{ name_key: string; author_id: string }>(
-    'select distinct on (name_key) name_key, author_id from author_names where name_key = any($1)',
+    'select distinct on (name_key) name_key, public_id(author_id) as author_id from author_names where name_key = any($1)',
     [keys],
   );
   return new Map(rows.map((row) => [row.name_key, row.author_id]));
@@ -82,9 +82,9 @@ export async function insertAuthors(
 ): Promise<Map<string, string>> {
   const { rows } = await client.query<{ id: string; name_key: string }>(
     `insert into authors (id, name, name_key)
-     select * from unnest($1::text[], $2::text[], $3::text[])
+     select * from unnest(entity_keys($1), $2::text[], $3::text[])
      on conflict (name_key) do nothing
-     returning id, name_key`,
+     returning public_id(id) as id, name_key`,
     [authors.map((author) => author.id), authors.map((author) => author.name), authors.map((author) => author.key)],
   );
   return new Map(rows.map((row) => [row.name_key, row.id]));
@@ -93,7 +93,7 @@ export async function insertAuthors(
 /** The surviving author of each key (a merged author answers its survivor). */
 export async function survivingAuthorIdsByKey(client: PoolClient, keys: readonly string[]): Promise<Map<string, string>> {
   const { rows } = await client.query<{ id: string; name_key: string }>(
-    'select coalesce(merged_into, id) as id, name_key from authors where name_key = any($1)',
+    'select public_id(coalesce(merged_into, id)) as id, name_key from authors where name_key = any($1)',
     [keys],
   );
   return new Map(rows.map((row) => [row.name_key, row.id]));
@@ -106,25 +106,28 @@ export async function insertSpellings(
 ): Promise<{ name: string; authorId: string }[]> {
   const { rows } = await client.query<{ name: string; author_id: string }>(
     `insert into author_names (name, name_key, author_id)
-     select * from unnest($1::text[], $2::text[], $3::text[])
+     select * from unnest($1::text[], $2::text[], entity_keys($3))
      on conflict (name) do nothing
-     returning name, author_id`,
+     returning name, public_id(author_id) as author_id`,
     [spellings.map((s) => s.name), spellings.map((s) => s.key), spellings.map((s) => s.authorId)],
   );
   return rows.map((row) => ({ name: row.name, authorId: row.author_id }));
 }
 
 export async function authorNames(client: PoolClient, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
-  const { rows } = await client.query<{ id: string; name: string }>('select id, name from authors where id = any($1)', [ids]);
+  const { rows } = await client.query<{ id: string; name: string }>(
+    'select public_id(id) as id, name from authors where id = any(entity_keys($1))',
+    [ids],
+  );
   return rows;
 }
 
 export async function updateAuthorName(client: PoolClient, id: string, name: string): Promise<void> {
-  await client.query('update authors set name = $2, updated_at = now() where id = $1', [id, name]);
+  await client.query('update authors set name = $2, updated_at = now() where id = entity_key($1)', [id, name]);
 }
 
 export async function touchAuthor(client: PoolClient, id: string): Promise<void> {
-  await client.query('update authors set updated_at = now() where id = $1', [id]);
+  await client.query('update authors set updated_at = now() where id = entity_key($1)', [id]);
 }
 
 /**
@@ -137,9 +140,9 @@ export async function insertWorks(
 ): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
     `insert into works (id, work_key, title, original_year, kind)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])
+     select * from unnest(entity_keys($1), $2::text[], $3::text[], $4::int[], $5::text[])
      on conflict (work_key) where work_key like '%|%' do nothing
-     returning id`,
+     returning public_id(id) as id`,
     [
       works.map((work) => work.id),
       works.map((work) => work.key),
@@ -157,7 +160,7 @@ export async function worksByKey(
   keys: readonly string[],
 ): Promise<{ id: string; work_key: string; merged_into: string | null }[]> {
   const { rows } = await client.query<{ id: string; work_key: string; merged_into: string | null }>(
-    "select id, work_key, merged_into from works where work_key = any($1) and work_key like '%|%'",
+    "select public_id(id) as id, work_key, public_id(merged_into) as merged_into from works where work_key = any($1) and work_key like '%|%'",
     [keys],
   );
   return rows;
@@ -174,7 +177,8 @@ export async function editionsByIsbnOrSourceKey(
   sourceKeys: readonly string[],
 ): Promise<StoredEdition[]> {
   const { rows } = await client.query<StoredEdition>(
-    `select b.id, b.isbn_13, b.isbn_10, b.source_key, b.work_id, b.merged_into, ${editionFieldsOf('b')}
+    `select public_id(b.id) as id, b.isbn_13, b.isbn_10, b.source_key, public_id(b.work_id) as work_id, public_id(b.merged_into) as merged_into,
+            ${editionFieldsOf('b')}
        from books b where isbn_13 = any($1) or (source_key = any($2) and source_key not like 'openlibrary:%')`,
     [isbn13s, sourceKeys],
   );
@@ -182,10 +186,12 @@ export async function editionsByIsbnOrSourceKey(
 }
 
 export async function insertEditions(client: PoolClient, editions: readonly NewEdition[]): Promise<void> {
-  const columns = ['id', 'work_id', 'isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS];
+  const columns = ['isbn_13', 'isbn_10', 'source_key', ...EDITION_FIELDS];
+  // The ids are public ids, parsed here: the row type's bigint columns would refuse them.
   await client.query(
-    `insert into books (${columns.join(', ')})
-     select ${columns.join(', ')} from json_populate_recordset(null::books, $1)`,
+    `insert into books (id, work_id, ${columns.join(', ')})
+     select entity_key(e->>'id'), entity_key(e->>'work_id'), ${columns.map((column) => `r.${column}`).join(', ')}
+       from jsonb_array_elements($1) e cross join jsonb_populate_record(null::books, e - '{id,work_id}'::text[]) r`,
     [JSON.stringify(editions.map(withStoredCover))],
   );
 }
@@ -194,16 +200,17 @@ export async function updateEdition(client: PoolClient, id: string, changed: Par
   const fields = Object.keys(changed) as EditionField[];
   const stored = withStoredCover(changed);
   await client.query(
-    `update books set ${[...fields.map((field, index) => `${field} = $${index + 2}`), 'updated_at = now()'].join(', ')} where id = $1`,
+    `update books set ${[...fields.map((field, index) => `${field} = $${index + 2}`), 'updated_at = now()'].join(', ')} where id = entity_key($1)`,
     [id, ...fields.map((field) => stored[field])],
   );
 }
 
 /** The authors credited on an edition, in credited order. */
 export async function creditedAuthorIds(client: PoolClient, bookId: string): Promise<string[]> {
-  const { rows } = await client.query<{ author_id: string }>('select author_id from book_authors where book_id = $1 order by position', [
-    bookId,
-  ]);
+  const { rows } = await client.query<{ author_id: string }>(
+    'select public_id(author_id) as author_id from book_authors where book_id = entity_key($1) order by position',
+    [bookId],
+  );
   return rows.map((row) => row.author_id);
 }
 
@@ -218,13 +225,13 @@ export async function creditAuthors(
   if (rows.length === 0) return;
   await client.query(
     `insert into book_authors (book_id, author_id, position)
-     select * from unnest($1::text[], $2::text[], $3::smallint[])`,
+     select * from unnest(entity_keys($1), entity_keys($2), $3::smallint[])`,
     [rows.map((row) => row.bookId), rows.map((row) => row.authorId), rows.map((row) => row.position)],
   );
 }
 
 export async function uncreditAuthors(client: PoolClient, bookId: string): Promise<void> {
-  await client.query('delete from book_authors where book_id = $1', [bookId]);
+  await client.query('delete from book_authors where book_id = entity_key($1)', [bookId]);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { WorkKind } from '../../../src/domain/titles.js';
 import type { Pool, PoolClient, Queryable } from '../../../src/stores/postgres/pool.js';
-import { copyRows } from './copy.js';
+import { copyRowsWithIds, stageRows } from './copy.js';
 import { withStoredCover } from './covers.js';
 import { EDITION_FIELDS, creditAuthors, editionFieldsOf, type EditionFields } from './editions.js';
 
@@ -35,7 +35,7 @@ export async function priceIndexProbesAsCached(client: PoolClient): Promise<void
 }
 
 // The digest as text: a bigint past 2^53 would not survive the pool's conversion to a JS number.
-const RECORD_READ = 'key, revision, state, entity_id, digest::text as digest, redirect_to';
+const RECORD_READ = 'key, revision, state, public_id(entity_id) as entity_id, digest::text as digest, redirect_to';
 
 export async function olRecords(client: PoolClient, keys: readonly string[]): Promise<Map<string, OlRecordRow>> {
   if (keys.length === 0) return new Map();
@@ -56,14 +56,13 @@ export async function redirectsTo(client: PoolClient, targets: readonly string[]
 
 const RECORD_COLUMNS = ['key', 'revision', 'state', 'entity_id', 'digest', 'redirect_to'] as const;
 
-/** Inserts or replaces the rows of keys: copied into a staging table (emptied at commit), then one upsert. */
+/** Inserts or replaces the rows of keys: copied into a staging table (see stageRows), then one upsert. */
 export async function saveOlRecords(client: PoolClient, rows: readonly OlRecordRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await client.query('create temp table if not exists openlibrary_records_batch (like openlibrary_records) on commit delete rows');
-  await copyRows(client, 'openlibrary_records_batch', RECORD_COLUMNS, rows);
+  const staging = await stageRows(client, 'openlibrary_records', RECORD_COLUMNS, ['entity_id'], rows);
   await client.query(
     `insert into openlibrary_records (${RECORD_COLUMNS.join(', ')})
-     select ${RECORD_COLUMNS.join(', ')} from openlibrary_records_batch
+     select key, revision, state, entity_key(entity_id), digest, redirect_to from ${staging}
      on conflict (key) do update set revision = excluded.revision, state = excluded.state, entity_id = excluded.entity_id,
        digest = excluded.digest, redirect_to = excluded.redirect_to`,
   );
@@ -80,9 +79,9 @@ export async function addExternalIds(client: PoolClient, ids: readonly ExternalI
   if (ids.length === 0) return;
   await client.query(
     `insert into external_ids (entity_id, scheme, value)
-     select entity_id, scheme, value from json_populate_recordset(null::external_ids, $1)
+     select * from unnest(entity_keys($1), $2::text[], $3::text[])
      on conflict do nothing`,
-    [JSON.stringify(ids)],
+    [ids.map((id) => id.entity_id), ids.map((id) => id.scheme), ids.map((id) => id.value)],
   );
 }
 
@@ -119,7 +118,13 @@ export async function insertKeyed(
 ): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: 'works', rows: readonly (OlWorkRow & { work_key: string })[]): Promise<void>;
 export async function insertKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
-  await copyRows(client, table, ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]], rows.map(withStoredCover));
+  await copyRowsWithIds(
+    client,
+    table,
+    ['id', table === 'authors' ? 'name_key' : 'work_key', ...COLUMNS[table]],
+    ['id'],
+    rows.map(withStoredCover),
+  );
 }
 
 /** Replaces the Open Library fields of authors or works (a record revives a deleted one). */
@@ -127,9 +132,10 @@ export async function updateKeyed(client: PoolClient, table: 'authors', rows: re
 export async function updateKeyed(client: PoolClient, table: 'works', rows: readonly OlWorkRow[]): Promise<void>;
 export async function updateKeyed(client: PoolClient, table: keyof typeof COLUMNS, rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
+  // The ids are public ids, parsed here: the row type's bigint column would refuse them.
   await client.query(
     `update ${table} t set ${COLUMNS[table].map((column) => `${column} = r.${column}`).join(', ')}, deleted_at = null, updated_at = now()
-       from json_populate_recordset(null::${table}, $1) r where t.id = r.id`,
+       from jsonb_array_elements($1) e cross join jsonb_populate_record(null::${table}, e - 'id') r where t.id = entity_key(e->>'id')`,
     [JSON.stringify(rows.map(withStoredCover))],
   );
 }
@@ -138,7 +144,7 @@ export async function updateKeyed(client: PoolClient, table: keyof typeof COLUMN
 export async function booksOfKindChanges(client: PoolClient, rows: readonly Pick<OlWorkRow, 'id' | 'kind'>[]): Promise<string[]> {
   if (rows.length === 0) return [];
   const { rows: books } = await client.query<{ id: string }>(
-    `select b.id from unnest($1::text[], $2::text[]) r(id, kind) join works w on w.id = r.id and w.kind <> r.kind
+    `select public_id(b.id) as id from unnest(entity_keys($1), $2::text[]) r(id, kind) join works w on w.id = r.id and w.kind <> r.kind
        join books b on b.work_id = w.id and b.merged_into is null
       order by b.id`,
     [rows.map((row) => row.id), rows.map((row) => row.kind)],
@@ -149,7 +155,10 @@ export async function booksOfKindChanges(client: PoolClient, rows: readonly Pick
 /** Work keys of works by id (to tell Open Library's works from ours). */
 export async function workKeys(client: PoolClient, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await client.query<{ id: string; work_key: string }>('select id, work_key from works where id = any($1)', [ids]);
+  const { rows } = await client.query<{ id: string; work_key: string }>(
+    'select public_id(id) as id, work_key from works where id = any(entity_keys($1))',
+    [ids],
+  );
   return new Map(rows.map((row) => [row.id, row.work_key]));
 }
 
@@ -164,13 +173,17 @@ export type OlStoredBook = EditionFields & {
   author_ids: string[];
 };
 
-const BOOK_READ = `select b.id, b.work_id, b.isbn_13, b.source_key, b.merged_into, b.deleted_at, ${editionFieldsOf('b')},
-       coalesce((select array_agg(author_id order by position) from book_authors where book_id = b.id), '{}') as author_ids
+const BOOK_READ = `select public_id(b.id) as id, public_id(b.work_id) as work_id, b.isbn_13, b.source_key, public_id(b.merged_into) as merged_into,
+       b.deleted_at, ${editionFieldsOf('b')},
+       coalesce((select array_agg(public_id(author_id) order by position) from book_authors where book_id = b.id), '{}') as author_ids
   from books b`;
 
 export async function booksByIdOrIsbn(client: PoolClient, ids: readonly string[], isbn13s: readonly string[]): Promise<OlStoredBook[]> {
   if (ids.length === 0 && isbn13s.length === 0) return [];
-  const { rows } = await client.query<OlStoredBook>(`${BOOK_READ} where b.id = any($1) or b.isbn_13 = any($2)`, [ids, isbn13s]);
+  const { rows } = await client.query<OlStoredBook>(`${BOOK_READ} where b.id = any(entity_keys($1)) or b.isbn_13 = any($2)`, [
+    ids,
+    isbn13s,
+  ]);
   return rows;
 }
 
@@ -194,16 +207,18 @@ const NEW_BOOK_COLUMNS = [
 ] as const;
 
 export async function insertOlBooks(client: PoolClient, books: readonly OlBookRow[]): Promise<void> {
-  await copyRows(client, 'books', NEW_BOOK_COLUMNS, books.map(withStoredCover));
+  await copyRowsWithIds(client, 'books', NEW_BOOK_COLUMNS, ['id', 'work_id'], books.map(withStoredCover));
 }
 
 /** Writes the work, every edition field and the deletion mark of each book. */
 export async function updateOlBooks(client: PoolClient, books: readonly OlBookUpdate[]): Promise<void> {
   if (books.length === 0) return;
-  const columns = ['work_id', ...EDITION_FIELDS, 'deleted_at'];
+  const columns = [...EDITION_FIELDS, 'deleted_at'];
+  // The ids are public ids, parsed here: the row type's bigint columns would refuse them.
   await client.query(
-    `update books b set ${columns.map((column) => `${column} = r.${column}`).join(', ')}, updated_at = now()
-       from json_populate_recordset(null::books, $1) r where b.id = r.id`,
+    `update books b set work_id = entity_key(e->>'work_id'), ${columns.map((column) => `${column} = r.${column}`).join(', ')}, updated_at = now()
+       from jsonb_array_elements($1) e cross join jsonb_populate_record(null::books, e - '{id,work_id}'::text[]) r
+      where b.id = entity_key(e->>'id')`,
     [JSON.stringify(books.map(withStoredCover))],
   );
 }
@@ -214,7 +229,7 @@ export async function replaceCredits(
   credits: readonly { bookId: string; authorIds: readonly string[] }[],
 ): Promise<void> {
   if (credits.length === 0) return;
-  await client.query('delete from book_authors where book_id = any($1)', [credits.map((credit) => credit.bookId)]);
+  await client.query('delete from book_authors where book_id = any(entity_keys($1))', [credits.map((credit) => credit.bookId)]);
   await creditAuthors(client, credits);
 }
 
@@ -222,7 +237,8 @@ export async function replaceCredits(
 export async function markDeleted(client: PoolClient, table: 'books' | 'works' | 'authors', ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const { rows } = await client.query<{ id: string }>(
-    `update ${table} set deleted_at = now(), updated_at = now() where id = any($1) and deleted_at is null and merged_into is null returning id`,
+    `update ${table} set deleted_at = now(), updated_at = now()
+      where id = any(entity_keys($1)) and deleted_at is null and merged_into is null returning public_id(id) as id`,
     [ids],
   );
   return rows.map((row) => row.id);
@@ -236,7 +252,7 @@ export async function survivors(
 ): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const { rows } = await client.query<{ id: string; survivor: string }>(
-    `select id, coalesce(merged_into, id) as survivor from ${table} where id = any($1)`,
+    `select public_id(id) as id, public_id(coalesce(merged_into, id)) as survivor from ${table} where id = any(entity_keys($1))`,
     [ids],
   );
   return new Map(rows.map((row) => [row.id, row.survivor]));

@@ -29,7 +29,7 @@ export interface StagedRecord {
   /** The new entity a record makes: author, work or book. */
   id?: string;
   /** Its identity key: name_key, work_key or source_key. */
-  entity_key?: string;
+  identity_key?: string;
   /** An edition that names no work: the id and key of its own. */
   own_work_id?: string | null;
   own_work_key?: string | null;
@@ -70,7 +70,7 @@ export const STAGE_COLUMNS = [
   'key',
   'revision',
   'id',
-  'entity_key',
+  'identity_key',
   'own_work_id',
   'own_work_key',
   'digest',
@@ -107,6 +107,8 @@ const WORK_MEM = '64MB';
  * Prepares the session and transaction: asynchronous commit (a crash loses at most the load, which
  * then has not happened), temporary tables kept in memory up to `temp_buffers`, no hash joins. Must
  * be the first statements of the session's transaction, before any temporary table is touched.
+ * The staged ids (id, own_work_id) are public ids, as stage.ts makes them; the writes read their
+ * keys (entity_id, own_work_entity_id), parsed once per row as it is copied in.
  */
 export async function beginFirstLoad(client: PoolClient): Promise<void> {
   await client.query("set temp_buffers = '256MB'");
@@ -116,7 +118,9 @@ export async function beginFirstLoad(client: PoolClient): Promise<void> {
   await client.query('set local enable_hashjoin = off');
   await client.query(`create temp table ol_stage (
       ord bigint not null, file integer not null, line integer not null, type text not null, key text not null, revision integer not null,
-      id text, entity_key text, own_work_id text, own_work_key text, digest bigint, redirect_to text,
+      id text, entity_id bigint generated always as (entity_key(id)) stored, identity_key text,
+      own_work_id text, own_work_entity_id bigint generated always as (entity_key(own_work_id)) stored, own_work_key text,
+      digest bigint, redirect_to text,
       name text, bio text, birth_date text, death_date text, alternate_names text[],
       title text, subtitle text, work_kind text, subjects text[], description text, year integer, cover_url text,
       work_key text, author_keys text[], isbn_13 text, isbn_10 text, series text, publisher text, language text, pages integer,
@@ -223,17 +227,17 @@ export async function writeAuthorsAndWorks(client: PoolClient, aside: boolean): 
   const checkAfter = await beginWrites(client, aside);
   await client.query(
     `insert into authors (id, name_key, name, bio, birth_date, death_date, alternate_names)
-     select id, entity_key, name, bio, birth_date, death_date, alternate_names from ol_stage where type = 'author' order by 1`,
+     select entity_id, identity_key, name, bio, birth_date, death_date, alternate_names from ol_stage where type = 'author' order by 1`,
   );
   await client.query(
     `insert into works (id, work_key, title, subtitle, kind, subjects, description, original_year, cover_url)
-     select id, entity_key, title, subtitle, work_kind, subjects, description, year, cover_url from ol_stage where type = 'work' order by 1`,
+     select entity_id, identity_key, title, subtitle, work_kind, subjects, description, year, cover_url from ol_stage where type = 'work' order by 1`,
   );
   await writeExternalIds(client);
   await client.query(
     `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
      select key, revision, case when type in ('author', 'work') then 'record' else type end::openlibrary_state,
-            id, digest, redirect_to from ol_stage
+            entity_id, digest, redirect_to from ol_stage
      order by 1`,
   );
   if (checkAfter) await client.query('set local session_replication_role = origin');
@@ -242,7 +246,7 @@ export async function writeAuthorsAndWorks(client: PoolClient, aside: boolean): 
 async function writeExternalIds(client: PoolClient): Promise<void> {
   await client.query(
     `insert into external_ids (entity_id, scheme, value)
-     select distinct s.id, x.scheme, x.value from ol_stage s cross join unnest(s.id_schemes, s.id_values) as x(scheme, value)
+     select distinct s.entity_id, x.scheme, x.value from ol_stage s cross join unnest(s.id_schemes, s.id_values) as x(scheme, value)
       where s.type in ('author', 'edition') and not s.routed
      order by 1, 2, 3`,
   );
@@ -276,7 +280,7 @@ export async function resolveReferences(client: PoolClient): Promise<number> {
   await client.query(
     `create temp table ol_placeholder on commit drop as
        select p.landing as key, case when p.landing like $1 then 'author' else 'work' end as kind,
-              new_entity_id(case when p.landing like $1 then $2 else $3 end) as id,
+              new_entity_key(case when p.landing like $1 then $2 else $3 end) as id,
               coalesce(k.revision, 0) as revision, case when k.state = 'delete' then 'delete' else 'pending' end as state,
               k.key is not null as known, null::text as title, null::text as work_kind
          from (select distinct landing from ol_target where entity_id is null) p
@@ -316,17 +320,17 @@ export async function writeEditions(client: PoolClient, prefixes: { work: string
     `insert into works (id, work_key, title, subtitle, kind, subjects, description, original_year, cover_url)
      select id, $1 || key, title, null::text, work_kind, '{}'::text[], null::text, null::integer, null::text from ol_placeholder where kind = 'work'
      union all
-     select own_work_id, own_work_key, title, subtitle, work_kind, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null
+     select own_work_entity_id, own_work_key, title, subtitle, work_kind, '{}', null, year, null from ol_stage where type = 'edition' and not routed and own_work_id is not null
      order by 1`,
     [prefixes.work],
   );
   await client.query(
     `insert into books (id, work_id, isbn_13, isbn_10, source_key, title, subtitle, series, publisher, year, language, pages, cover_url, subjects, description, physical_format)
-     select s.id, t.entity_id, s.isbn_13, s.isbn_10, s.entity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
+     select s.entity_id, t.entity_id, s.isbn_13, s.isbn_10, s.identity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
        from ol_stage s join ol_target t on t.key = s.work_key
       where s.type = 'edition' and not s.routed
      union all
-     select s.id, s.own_work_id, s.isbn_13, s.isbn_10, s.entity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
+     select s.entity_id, s.own_work_entity_id, s.isbn_13, s.isbn_10, s.identity_key, s.title, s.subtitle, s.series, s.publisher, s.year, s.language, s.pages, s.cover_url, s.subjects, s.description, s.physical_format
        from ol_stage s
       where s.type = 'edition' and not s.routed and s.work_key is null
      order by 1`,
@@ -335,7 +339,7 @@ export async function writeEditions(client: PoolClient, prefixes: { work: string
   await client.query(
     `insert into book_authors (book_id, author_id, position)
      select book_id, author_id, (row_number() over (partition by book_id order by first) - 1)::smallint
-       from (select s.id as book_id, t.entity_id as author_id, min(named.n) as first
+       from (select s.entity_id as book_id, t.entity_id as author_id, min(named.n) as first
                from ol_stage s cross join unnest(s.author_keys) with ordinality as named(key, n)
                join ol_target t on t.key = named.key
               where s.type = 'edition' and not s.routed
@@ -348,7 +352,7 @@ export async function writeEditions(client: PoolClient, prefixes: { work: string
   );
   await client.query(
     `insert into openlibrary_records (key, revision, state, entity_id, digest, redirect_to)
-     select key, revision, 'record', id, digest, null from ol_stage where type = 'edition' and not routed
+     select key, revision, 'record', entity_id, digest, null from ol_stage where type = 'edition' and not routed
      union all
      select key, revision, type::openlibrary_state, null, null, redirect_to from ol_stage where type in ('redirect', 'delete')
      union all
@@ -391,11 +395,11 @@ export async function recordInserts(client: PoolClient, part: StagePart): Promis
   const { rowCount } = await client.query(
     `insert into changes (entity, entity_id, operation)
      select entity::entity_kind, id, 'insert' from (
-       select ord, 0 as part, case type when 'edition' then 'book' else type end as entity, id from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
+       select ord, 0 as part, case type when 'edition' then 'book' else type end as entity, entity_id as id from ol_stage where type in ('author', 'work') or (type = 'edition' and not routed)
        ${
          part === 'editions'
            ? `union all
-              select ord, 1, 'work', own_work_id from ol_stage where type = 'edition' and not routed and own_work_id is not null
+              select ord, 1, 'work', own_work_entity_id from ol_stage where type = 'edition' and not routed and own_work_id is not null
               union all
               select 0, 2, kind, id from ol_placeholder`
            : ''

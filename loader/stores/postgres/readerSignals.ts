@@ -206,7 +206,8 @@ export async function deriveWorkPopularity(
     await client.query('begin');
     const outcome = await deriveWorkPopularityIn(client);
     // A cursor held past the commit keeps the committed works in PostgreSQL, to hand on a page at a time.
-    if (readersChanged) await client.query('declare readers_changed_works cursor with hold for select work_id from readers_changed');
+    if (readersChanged)
+      await client.query('declare readers_changed_works cursor with hold for select public_id(work_id) as work_id from readers_changed');
     await client.query('commit');
     if (readersChanged) {
       try {
@@ -265,7 +266,7 @@ export async function deriveWorkPopularityIn(client: PoolClient): Promise<Popula
   );
   await client.query('delete from derived_popularity where popularity = 0');
   // Works whose popularity or readers changed; a work can be here twice.
-  await client.query('create temp table changed_works (work_id text not null) on commit drop');
+  await client.query('create temp table changed_works (work_id bigint not null) on commit drop');
   await client.query(
     `with upserted as (
        insert into work_popularity as p (work_id, popularity)

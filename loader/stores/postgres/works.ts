@@ -17,7 +17,7 @@ export interface LiveWork {
 
 export async function liveWorks(db: Queryable): Promise<LiveWork[]> {
   const { rows } = await db.query<LiveWork>(
-    `select w.id, w.work_key, w.title, w.kind, coalesce(p.popularity, 0)::float8 as popularity,
+    `select public_id(w.id) as id, w.work_key, w.title, w.kind, coalesce(p.popularity, 0)::float8 as popularity,
             case when e.title is null then null else json_build_object('title', e.title, 'subtitle', e.subtitle, 'series_number', e.series_number) end as edition
        from works w
        left join lateral (select title, subtitle, series_number from books
@@ -31,7 +31,7 @@ export async function liveWorks(db: Queryable): Promise<LiveWork[]> {
 /** The live work each key leads to: the work holding it, or the survivor it was merged into. */
 export async function workIdsByKey(db: Queryable, keys: readonly string[]): Promise<Map<string, string>> {
   const { rows } = await db.query<{ work_key: string; id: string }>(
-    'select work_key, coalesce(merged_into, id) as id from works where work_key = any($1)',
+    'select work_key, public_id(coalesce(merged_into, id)) as id from works where work_key = any($1)',
     [keys],
   );
   return new Map(rows.map((row) => [row.work_key, row.id]));
@@ -51,13 +51,13 @@ export async function reviseWork(pool: Pool, id: string, revision: WorkRevision)
   return withTransaction(pool, async (client) => {
     await client.query(
       `update works set work_key = coalesce($2, work_key), title = coalesce($3, title), kind = coalesce($4, kind), updated_at = now()
-        where id = $1 and merged_into is null`,
+        where id = entity_key($1) and merged_into is null`,
       [id, revision.key ?? null, revision.title ?? null, revision.kind ?? null],
     );
     const changes: Change[] = [{ entity: 'work', id, operation: 'update' }];
     if (revision.kind !== undefined) {
       const { rows } = await client.query<{ id: string }>(
-        'update books set updated_at = now() where work_id = $1 and merged_into is null returning id',
+        'update books set updated_at = now() where work_id = entity_key($1) and merged_into is null returning public_id(id) as id',
         [id],
       );
       for (const row of rows) changes.push({ entity: 'book', id: row.id, operation: 'update' });

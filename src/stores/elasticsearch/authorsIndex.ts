@@ -19,7 +19,7 @@ export const AUTHORS_INDEX = declareIndex({
     },
   }),
   fields: {
-    id: { mapping: { type: 'keyword' }, from: { sql: 'a.id' } },
+    id: { mapping: { type: 'keyword' }, from: { sql: 'public_id(a.id)' } },
     name: { mapping: personName('all_names'), from: { sql: 'a.name' } },
     /** Other spellings of the name: those imports gave, and those of authors merged into this one. */
     alternate_names: {

@@ -71,8 +71,8 @@ export const BOOKS_INDEX = declareIndex({
     },
   }),
   fields: {
-    id: { mapping: { type: 'keyword' }, from: { sql: 'b.id' } },
-    work_id: { mapping: { type: 'keyword' }, from: { sql: 'b.work_id' } },
+    id: { mapping: { type: 'keyword' }, from: { sql: 'public_id(b.id)' } },
+    work_id: { mapping: { type: 'keyword' }, from: { sql: 'public_id(b.work_id)' } },
     /** The work's kind (domain/titles.ts workKind): a boxset, omnibus or companion ranks below the books themselves. */
     kind: { mapping: { type: 'keyword' }, from: { sql: 'w.kind' } },
     /** The work's title: for goodbooks its original title, which a record may give instead of the edition's. */

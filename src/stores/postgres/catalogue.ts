@@ -5,7 +5,8 @@ import type { Queryable } from './pool.js';
 /**
  * Read side of the catalogue: the records the API returns, built in SQL. The point lookups take a
  * list of keys, so that the lookups of one turn share a query (see PointReads), and are named
- * statements: each connection parses and plans them once, not on every cache miss.
+ * statements: each connection parses and plans them once, not on every cache miss. Ids go in through
+ * entity_keys and come out through public_id (migration 060).
  */
 
 /** The identifiers of entity `id` (a column reference) as a JSON object of arrays by scheme. */
@@ -18,8 +19,8 @@ const IDENTIFIERS = (id: string) => `
 
 // One SELECT list for every book query, so a book reads the same wherever it comes from.
 const BOOK_COLUMNS = `
-  b.id, b.work_id, (select w.kind from works w where w.id = b.work_id) as kind, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
-  coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by ba.position)
+  public_id(b.id) as id, public_id(b.work_id) as work_id, (select w.kind from works w where w.id = b.work_id) as kind, b.isbn_13, b.isbn_10, b.title, b.subtitle, b.series, b.series_number,
+  coalesce((select json_agg(json_build_object('id', public_id(a.id), 'name', a.name) order by ba.position)
               from book_authors ba join authors a on a.id = ba.author_id
              where ba.book_id = b.id), '[]'::json) as authors,
   b.publisher, b.year, b.language, b.pages, cover_url_of(b.cover_url) as cover_url, b.physical_format,
@@ -48,7 +49,8 @@ function lookups<T extends object>(rows: (T & Fate)[], keyOf: (row: T) => string
 export async function findBooks(db: Queryable, ids: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
     name: 'books-by-id',
-    text: `select ${BOOK_COLUMNS}, b.merged_into, b.deleted_at is not null as deleted from books b where b.id = any($1)`,
+    text: `select ${BOOK_COLUMNS}, public_id(b.merged_into) as merged_into, b.deleted_at is not null as deleted
+           from books b where b.id = any(entity_keys($1))`,
     values: [ids],
   });
   return lookups(rows, (book) => book.id);
@@ -57,7 +59,8 @@ export async function findBooks(db: Queryable, ids: readonly string[]): Promise<
 export async function findBooksByIsbn13(db: Queryable, isbns: readonly string[]): Promise<Lookups<BookRecord>> {
   const { rows } = await db.query<BookRow>({
     name: 'books-by-isbn13',
-    text: `select ${BOOK_COLUMNS}, b.merged_into, b.deleted_at is not null as deleted from books b where b.isbn_13 = any($1)`,
+    text: `select ${BOOK_COLUMNS}, public_id(b.merged_into) as merged_into, b.deleted_at is not null as deleted
+           from books b where b.isbn_13 = any($1)`,
     values: [isbns],
   });
   return lookups(rows, (book) => book.isbn_13!);
@@ -67,7 +70,7 @@ export async function findBooksByIsbn13(db: Queryable, isbns: readonly string[])
 export async function booksByIds(db: Queryable, ids: readonly string[]): Promise<BookRecord[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<BookRecord>(
-    `select ${BOOK_COLUMNS} from books b where b.id = any($1) and b.merged_into is null and b.deleted_at is null`,
+    `select ${BOOK_COLUMNS} from books b where b.id = any(entity_keys($1)) and b.merged_into is null and b.deleted_at is null`,
     [ids],
   );
   return inOrderOf(ids, rows);
@@ -81,8 +84,8 @@ function inOrderOf<T extends { id: string }>(ids: readonly string[], rows: T[]):
 
 // The columns of a work that lists of works show too (WorkListing), so all read the same.
 export const WORK_LISTING_COLUMNS = `
-  w.id, w.kind, w.title, w.subtitle, w.original_year, cover_url_of(w.cover_url) as cover_url,
-  coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name) order by first_position, a.name)
+  public_id(w.id) as id, w.kind, w.title, w.subtitle, w.original_year, cover_url_of(w.cover_url) as cover_url,
+  coalesce((select json_agg(json_build_object('id', public_id(a.id), 'name', a.name) order by first_position, a.name)
               from (select ba.author_id, min(ba.position) as first_position
                       from books b join book_authors ba on ba.book_id = b.id
                      where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
@@ -96,7 +99,7 @@ export async function workListings(db: Queryable, ids: readonly string[]): Promi
   if (ids.length === 0) return [];
   const { rows } = await db.query<WorkListing>({
     name: 'work-listings',
-    text: `select ${WORK_LISTING_COLUMNS} from works w where w.id = any($1) and w.merged_into is null and w.deleted_at is null`,
+    text: `select ${WORK_LISTING_COLUMNS} from works w where w.id = any(entity_keys($1)) and w.merged_into is null and w.deleted_at is null`,
     values: [ids],
   });
   return inOrderOf(ids, rows);
@@ -108,13 +111,13 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
     text: `select ${WORK_LISTING_COLUMNS}, coalesce(w.subjects, '{}') as subjects, w.description,
        ${IDENTIFIERS('w.id')} as identifiers,
        coalesce((select json_agg(e) from (
-                   select b.id, b.isbn_13, b.title, b.publisher, b.year, b.language
+                   select public_id(b.id) as id, b.isbn_13, b.title, b.publisher, b.year, b.language
                      from books b where b.work_id = w.id and b.merged_into is null and b.deleted_at is null
                     order by b.popularity desc, b.year nulls last, b.id
                     limit ${WORK_EDITIONS_SHOWN}) e), '[]'::json) as editions,
        to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
-       w.merged_into, w.deleted_at is not null as deleted
-     from works w where w.id = any($1)`,
+       public_id(w.merged_into) as merged_into, w.deleted_at is not null as deleted
+     from works w where w.id = any(entity_keys($1))`,
     values: [ids],
   });
   return lookups(rows, (work) => work.id);
@@ -122,7 +125,7 @@ export async function findWorks(db: Queryable, ids: readonly string[]): Promise<
 
 // The columns of an author that search results show too, so both read the same.
 const AUTHOR_SUMMARY_COLUMNS = (workCount: string) => `
-  a.id, a.name,
+  public_id(a.id) as id, a.name,
   coalesce((select json_agg(distinct n.name) from (
                select name from author_names where author_id = a.id
                union select unnest(a.alternate_names)) n
@@ -140,7 +143,7 @@ export async function authorSummariesOf(db: Queryable, hits: readonly { id: stri
   if (hits.length === 0) return [];
   const { rows } = await db.query<AuthorSummary>(
     `select ${AUTHOR_SUMMARY_COLUMNS('counted.work_count')}
-       from unnest($1::text[], $2::int[]) as counted(id, work_count)
+       from unnest(entity_keys($1), $2::int[]) as counted(id, work_count)
        join authors a on a.id = counted.id
       where a.merged_into is null and a.deleted_at is null`,
     [hits.map((hit) => hit.id), hits.map((hit) => hit.workCount)],
@@ -155,7 +158,7 @@ export async function findAuthors(db: Queryable, ids: readonly string[]): Promis
   const { rows } = await db.query<AuthorRecord & Fate>({
     name: 'authors-by-id',
     text: `select ${AUTHOR_SUMMARY_COLUMNS(WORK_COUNT)},
-       coalesce((select json_agg(json_build_object('id', w.id, 'title', w.title, 'original_year', w.original_year)
+       coalesce((select json_agg(json_build_object('id', public_id(w.id), 'title', w.title, 'original_year', w.original_year)
                           order by pw.popularity desc, w.title)
                    from (select b.work_id, sum(b.popularity) as popularity
                            from book_authors ba join books b on b.id = ba.book_id
@@ -165,8 +168,8 @@ export async function findAuthors(db: Queryable, ids: readonly string[]): Promis
                           limit ${AUTHOR_WORKS_SHOWN}) pw
                    join works w on w.id = pw.work_id), '[]'::json) as works,
        to_char(a.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as updated_at,
-       a.merged_into, a.deleted_at is not null as deleted
-     from authors a where a.id = any($1)`,
+       public_id(a.merged_into) as merged_into, a.deleted_at is not null as deleted
+     from authors a where a.id = any(entity_keys($1))`,
     values: [ids],
   });
   return lookups(rows, (author) => author.id);

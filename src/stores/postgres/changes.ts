@@ -36,7 +36,7 @@ export async function recordChanges(client: Queryable, changes: readonly Change[
   await lockChangeSequence(client);
   await client.query(
     `insert into changes (entity, entity_id, operation, survivor_id)
-     select * from unnest($1::entity_kind[], $2::text[], $3::change_operation[], $4::text[])`,
+     select * from unnest($1::entity_kind[], entity_keys($2), $3::change_operation[], entity_keys($4))`,
     [
       changes.map((change) => change.entity),
       changes.map((change) => change.id),
@@ -64,7 +64,7 @@ interface ChangeRow {
 export async function readChanges(db: Queryable, since: number, limit: number): Promise<RecordedChange[]> {
   const { rows } = await db.query<ChangeRow>({
     name: 'changes-after',
-    text: `select seq, entity, entity_id, operation, survivor_id, changed_at
+    text: `select seq, entity, public_id(entity_id) as entity_id, operation, public_id(survivor_id) as survivor_id, changed_at
              from changes where seq > $1 order by seq limit $2`,
     values: [since, limit],
   });

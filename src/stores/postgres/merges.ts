@@ -35,9 +35,10 @@ export interface WorkMerge {
  */
 export async function mergeWorksInTransaction(client: PoolClient, merges: readonly WorkMerge[]): Promise<MergeOutcome[]> {
   // Every row locked at once, in id order, so that two such transactions cannot deadlock.
-  const { rows } = await client.query<Row>('select id, merged_into from works where id = any($1::text[]) order by id for update', [
-    [...new Set(merges.flatMap((merge) => [merge.fromId, merge.intoId]))],
-  ]);
+  const { rows } = await client.query<Row>(
+    'select public_id(id) as id, public_id(merged_into) as merged_into from works where id = any(entity_keys($1)) order by works.id for update',
+    [[...new Set(merges.flatMap((merge) => [merge.fromId, merge.intoId]))]],
+  );
   const live = new Set(rows.filter((row) => row.merged_into === null).map((row) => row.id));
   const froms = new Set(merges.map((merge) => merge.fromId));
   const apart =
@@ -58,36 +59,37 @@ export async function mergeWorksInTransaction(client: PoolClient, merges: readon
 async function mergeApartWorks(client: PoolClient, merges: readonly WorkMerge[]): Promise<MergeOutcome[]> {
   const pairs = [merges.map((merge) => merge.fromId), merges.map((merge) => merge.intoId)];
   const { rows: moved } = await client.query<{ id: string; from_id: string }>(
-    `update books b set work_id = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id)
-      where b.work_id = m.from_id and b.merged_into is null returning b.id, m.from_id`,
+    `update books b set work_id = m.into_id, updated_at = now() from unnest(entity_keys($1), entity_keys($2)) m(from_id, into_id)
+      where b.work_id = m.from_id and b.merged_into is null returning public_id(b.id) as id, public_id(m.from_id) as from_id`,
     pairs,
   );
   // Redirect rows follow too, so that no book ever points at a merged work.
   await client.query(
-    `update books b set work_id = m.into_id from unnest($1::text[], $2::text[]) m(from_id, into_id) where b.work_id = m.from_id`,
+    `update books b set work_id = m.into_id from unnest(entity_keys($1), entity_keys($2)) m(from_id, into_id) where b.work_id = m.from_id`,
     pairs,
   );
   await client.query(
     `update works w set original_year = least(w.original_year, f.original_year)
        from (select m.into_id, min(f.original_year) as original_year
-               from unnest($1::text[], $2::text[]) m(from_id, into_id) join works f on f.id = m.from_id group by m.into_id) f
+               from unnest(entity_keys($1), entity_keys($2)) m(from_id, into_id) join works f on f.id = m.from_id group by m.into_id) f
       where w.id = f.into_id`,
     pairs,
   );
   const { rows: credits } = await client.query<{ book_id: string; author_id: string }>(
-    'select distinct book_id, author_id from book_authors where book_id = any($1::text[])',
+    'select distinct public_id(book_id) as book_id, public_id(author_id) as author_id from book_authors where book_id = any(entity_keys($1))',
     [moved.map((book) => book.id)],
   );
   await client.query(
-    `update works w set merged_into = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id) where w.id = m.from_id`,
+    `update works w set merged_into = m.into_id, updated_at = now() from unnest(entity_keys($1), entity_keys($2)) m(from_id, into_id)
+      where w.id = m.from_id`,
     pairs,
   );
   const { rows: repointed } = await client.query<{ id: string; from_id: string }>(
-    `update works w set merged_into = m.into_id, updated_at = now() from unnest($1::text[], $2::text[]) m(from_id, into_id)
-      where w.merged_into = m.from_id returning w.id, m.from_id`,
+    `update works w set merged_into = m.into_id, updated_at = now() from unnest(entity_keys($1), entity_keys($2)) m(from_id, into_id)
+      where w.merged_into = m.from_id returning public_id(w.id) as id, public_id(m.from_id) as from_id`,
     pairs,
   );
-  await client.query('update works set updated_at = now() where id = any($1::text[])', [pairs[1]]);
+  await client.query('update works set updated_at = now() where id = any(entity_keys($1))', [pairs[1]]);
 
   const movedBy = groupedBy(moved, (row) => row.from_id);
   const repointedBy = groupedBy(repointed, (row) => row.from_id);
@@ -130,9 +132,11 @@ function groupedBy<T>(list: readonly T[], keyOf: (item: T) => string): Map<strin
 export async function mergeInTransaction(client: PoolClient, kind: EntityKind, fromId: string, intoId: string): Promise<MergeOutcome> {
   if (fromId === intoId) return { merged: false, refused: `cannot merge ${kind} ${fromId} into itself` };
   // Lock both rows, in id order so that two opposite merges cannot deadlock.
-  const { rows } = await client.query<Row>(`select id, merged_into from ${TABLE[kind]} where id = any($1) order by id for update`, [
-    [fromId, intoId],
-  ]);
+  const { rows } = await client.query<Row>(
+    `select public_id(id) as id, public_id(merged_into) as merged_into from ${TABLE[kind]}
+      where id = any(entity_keys($1)) order by ${TABLE[kind]}.id for update`,
+    [[fromId, intoId]],
+  );
   const from = rows.find((row) => row.id === fromId);
   const into = rows.find((row) => row.id === intoId);
   if (!from) return { merged: false, refused: `${kind} ${fromId} not found` };
@@ -156,12 +160,15 @@ export async function mergeInTransaction(client: PoolClient, kind: EntityKind, f
   }
   for (const id of moved.alsoTouched) touched.add(id);
 
-  await client.query(`update ${TABLE[kind]} set merged_into = $2, updated_at = now() where id = $1`, [fromId, intoId]);
+  await client.query(`update ${TABLE[kind]} set merged_into = entity_key($2), updated_at = now() where id = entity_key($1)`, [
+    fromId,
+    intoId,
+  ]);
   const { rows: repointed } = await client.query<{ id: string }>(
-    `update ${TABLE[kind]} set merged_into = $2, updated_at = now() where merged_into = $1 returning id`,
+    `update ${TABLE[kind]} set merged_into = entity_key($2), updated_at = now() where merged_into = entity_key($1) returning public_id(id) as id`,
     [fromId, intoId],
   );
-  await client.query(`update ${TABLE[kind]} set updated_at = now() where id = $1`, [intoId]);
+  await client.query(`update ${TABLE[kind]} set updated_at = now() where id = entity_key($1)`, [intoId]);
   changes.push({ entity: kind, id: fromId, operation: 'merge', survivorId: intoId });
   for (const row of repointed) {
     changes.push({ entity: kind, id: row.id, operation: 'merge', survivorId: intoId });
@@ -183,17 +190,21 @@ interface Moved {
 const MOVE: Record<Exclude<EntityKind, 'work'>, (client: PoolClient, fromId: string, intoId: string) => Promise<Moved>> = {
   /** FROM's books are credited to INTO (once), and FROM's spellings become INTO's. */
   async author(client, fromId, intoId) {
-    const { rows } = await client.query<{ book_id: string }>('select book_id from book_authors where author_id = $1', [fromId]);
+    const { rows } = await client.query<{ book_id: string }>(
+      'select public_id(book_id) as book_id from book_authors where author_id = entity_key($1)',
+      [fromId],
+    );
     await client.query(
-      `update book_authors set author_id = $2
-        where author_id = $1 and book_id not in (select book_id from book_authors where author_id = $2)`,
+      `update book_authors set author_id = entity_key($2)
+        where author_id = entity_key($1) and book_id not in (select book_id from book_authors where author_id = entity_key($2))`,
       [fromId, intoId],
     );
-    await client.query('delete from book_authors where author_id = $1', [fromId]);
-    await client.query('update author_names set author_id = $2 where author_id = $1', [fromId, intoId]);
+    await client.query('delete from book_authors where author_id = entity_key($1)', [fromId]);
+    await client.query('update author_names set author_id = entity_key($2) where author_id = entity_key($1)', [fromId, intoId]);
     const bookIds = rows.map((row) => row.book_id);
     const { rows: live } = await client.query<{ id: string; work_id: string }>(
-      'update books set updated_at = now() where id = any($1) and merged_into is null returning id, work_id',
+      `update books set updated_at = now() where id = any(entity_keys($1)) and merged_into is null
+       returning public_id(id) as id, public_id(work_id) as work_id`,
       [bookIds],
     );
     return { books: live.map((row) => row.id), alsoTouched: live.map((row) => row.work_id) };
@@ -202,18 +213,23 @@ const MOVE: Record<Exclude<EntityKind, 'work'>, (client: PoolClient, fromId: str
   /** Readers' ratings and credits of FROM move to INTO where INTO lacks them. */
   async book(client, fromId, intoId) {
     await client.query(
-      `update ratings set book_id = $2
-        where book_id = $1 and user_id not in (select user_id from ratings where book_id = $2)`,
+      `update ratings set book_id = entity_key($2)
+        where book_id = entity_key($1) and user_id not in (select user_id from ratings where book_id = entity_key($2))`,
       [fromId, intoId],
     );
-    await client.query('delete from ratings where book_id = $1', [fromId]);
+    await client.query('delete from ratings where book_id = entity_key($1)', [fromId]);
     await client.query(
       `insert into book_authors (book_id, author_id, position)
-       select $2, author_id, (select coalesce(max(position), -1) from book_authors where book_id = $2) + row_number() over (order by position)
-         from book_authors where book_id = $1 and author_id not in (select author_id from book_authors where book_id = $2)`,
+       select entity_key($2), author_id,
+              (select coalesce(max(position), -1) from book_authors where book_id = entity_key($2)) + row_number() over (order by position)
+         from book_authors
+        where book_id = entity_key($1) and author_id not in (select author_id from book_authors where book_id = entity_key($2))`,
       [fromId, intoId],
     );
-    const { rows } = await client.query<{ work_id: string }>('select work_id from books where id = any($1)', [[fromId, intoId]]);
+    const { rows } = await client.query<{ work_id: string }>(
+      'select public_id(work_id) as work_id from books where id = any(entity_keys($1))',
+      [[fromId, intoId]],
+    );
     return { books: [], alsoTouched: [...rows.map((row) => row.work_id), ...(await authorsOfBooks(client, [fromId, intoId]))] };
   },
 };
@@ -221,8 +237,9 @@ const MOVE: Record<Exclude<EntityKind, 'work'>, (client: PoolClient, fromId: str
 /** Authors credited on any of `bookIds` (live or not: their work counts change either way). */
 async function authorsOfBooks(db: Queryable, bookIds: readonly string[]): Promise<string[]> {
   if (bookIds.length === 0) return [];
-  const { rows } = await db.query<{ author_id: string }>('select distinct author_id from book_authors where book_id = any($1::text[])', [
-    bookIds,
-  ]);
+  const { rows } = await db.query<{ author_id: string }>(
+    'select distinct public_id(author_id) as author_id from book_authors where book_id = any(entity_keys($1))',
+    [bookIds],
+  );
   return rows.map((row) => row.author_id);
 }

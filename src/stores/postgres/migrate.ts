@@ -26,9 +26,12 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Applies the numbered SQL files not yet applied, in order, in one transaction. Returns their names. */
-export async function migrate(pool: Pool): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
+/**
+ * Applies the numbered SQL files not yet applied, in order, in one transaction. Returns their names.
+ * `upTo` stops after the named file, leaving the database as the release that ended with it did.
+ */
+export async function migrate(pool: Pool, { upTo }: { upTo?: string } = {}): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file) && (upTo === undefined || file <= upTo)).sort();
   return withTransaction(pool, async (client) => {
     // One migrator at a time: several API instances may start together.
     await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);

@@ -28,7 +28,7 @@ export async function booksByIsbn13(db: Queryable, isbn13s: readonly string[]): 
   const found = new Map<string, string>();
   if (isbn13s.length === 0) return found;
   const { rows } = await db.query<{ isbn_13: string; id: string }>(
-    'select isbn_13, coalesce(merged_into, id) as id from books where isbn_13 = any($1::text[])',
+    'select isbn_13, public_id(coalesce(merged_into, id)) as id from books where isbn_13 = any($1::text[])',
     [isbn13s],
   );
   for (const row of rows) found.set(row.isbn_13, row.id);
@@ -43,12 +43,12 @@ export async function upsertRatings(pool: Pool, inputs: readonly RatingInput[]):
   const { rows } = await pool.query<{ inserted: boolean; work_id: string }>(
     `with changed as (
        insert into ratings (user_id, book_id, rating)
-       select * from unnest($1::int[], $2::text[], $3::smallint[])
+       select * from unnest($1::int[], entity_keys($2), $3::smallint[])
        on conflict (user_id, book_id) do update set rating = excluded.rating
          where ratings.rating <> excluded.rating
        returning (xmax = 0) as inserted, book_id
      )
-     select c.inserted, b.work_id from changed c join books b on b.id = c.book_id`,
+     select c.inserted, public_id(b.work_id) as work_id from changed c join books b on b.id = c.book_id`,
     [unique.map((input) => input.userId), unique.map((input) => input.bookId), unique.map((input) => input.rating)],
   );
   const inserted = rows.filter((row) => row.inserted).length;
@@ -159,18 +159,18 @@ export async function deriveAlsoLiked(pool: Pool, options: AlsoLikedOptions = {}
        select book_id, liked from derived_also_liked
        on conflict (book_id) do update set liked = excluded.liked, computed_at = now()
          where book_also_liked.liked is distinct from excluded.liked
-       returning book_id`,
+       returning public_id(book_id) as book_id`,
     );
     const { rows: removed } = await client.query<{ book_id: string }>(
       `delete from book_also_liked o
         where not exists (select 1 from derived_also_liked d where d.book_id = o.book_id)
-       returning book_id`,
+       returning public_id(book_id) as book_id`,
     );
     const { rows: total } = await client.query<{ n: number }>('select count(*)::int as n from derived_also_liked');
     // Only live books have documents; a removed list of a merged book needs no reindex.
     const changedIds = [...new Set([...upserted, ...removed].map((row) => row.book_id))];
     const { rows: live } = await client.query<{ id: string }>(
-      'select id from books where id = any($1::text[]) and merged_into is null and deleted_at is null order by id',
+      'select public_id(id) as id from books where id = any(entity_keys($1)) and merged_into is null and deleted_at is null order by books.id',
       [changedIds],
     );
     const changed = live.map((row) => row.id);
@@ -192,7 +192,11 @@ export async function analyzeDerivedTables(pool: Pool): Promise<void> {
 
 /** The stored "also liked" list of a book (empty when none). */
 export async function alsoLikedOf(db: Queryable, bookId: string): Promise<string[]> {
-  const { rows } = await db.query<{ liked: string[] }>('select liked from book_also_liked where book_id = $1', [bookId]);
+  const { rows } = await db.query<{ liked: string[] }>(
+    `select array(select public_id(l.key) from unnest(liked) with ordinality as l(key, n) order by l.n) as liked
+       from book_also_liked where book_id = entity_key($1)`,
+    [bookId],
+  );
   return rows[0]?.liked ?? [];
 }
 
@@ -208,12 +212,12 @@ export async function authorAlsoLikedOf(db: Queryable, authorIds: readonly strin
     `with lists as (
        select distinct on (b.work_id) al.liked
          from book_authors ba
-         join books b on b.id = ba.book_id and b.work_id <> $2 and b.merged_into is null and b.deleted_at is null
+         join books b on b.id = ba.book_id and b.work_id <> entity_key($2) and b.merged_into is null and b.deleted_at is null
          join book_also_liked al on al.book_id = b.id
-        where ba.author_id = any($1::text[])
+        where ba.author_id = any(entity_keys($1))
         order by b.work_id, b.id
      )
-     select u.id
+     select public_id(u.id) as id
        from lists cross join lateral unnest(lists.liked) with ordinality as u(id, ord)
       group by u.id
       order by sum(1 - (u.ord - 1) / (2.0 * cardinality(lists.liked))) desc, u.id
