@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util';
 
 import { readChanges } from '../../src/stores/postgres/changes.js';
 import { PointReads } from '../../src/stores/postgres/pointReads.js';
-import { createPool } from '../../src/stores/postgres/pool.js';
+import { createPool, REQUEST_PATH_PLANS } from '../../src/stores/postgres/pool.js';
 import { generateOpenLibrary } from '../dev/generate-openlibrary.js';
 import { timedSequentially } from '../lib/bench.js';
 import {
@@ -127,7 +127,7 @@ async function diskPerEdition(databaseUrl: string): Promise<{ bytes: number; edi
 }
 
 async function latencies(databaseUrl: string): Promise<{ lookup: number[]; changes: number[] }> {
-  const db = createPool(databaseUrl, 2);
+  const db = createPool(databaseUrl, 2, REQUEST_PATH_PLANS);
   try {
     const { rows } = await db.query<{ id: string }>(
       'select public_id(id) as id from books tablesample system (1) repeatable ($1) limit 2000',
